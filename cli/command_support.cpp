@@ -1,0 +1,78 @@
+#include "command_support.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+#include "iteragpu/error.hpp"
+
+namespace iteragpu::cli {
+namespace {
+
+std::string one_line(std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  return message;
+}
+
+}  // namespace
+
+ParsedOptions parse_options(const std::string& command, po::options_description& options,
+                            const std::vector<std::string>& args) {
+  options.add_options()
+      ("format", po::value<std::string>()->default_value("text"), "output format: text or json")
+      ("help,h", "show this help and exit");
+  ParsedOptions parsed;
+  try {
+    // No positional arguments and no abbreviations: every option is spelt out.
+    const auto style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(args).options(options).style(style).run(), parsed.values);
+    po::notify(parsed.values);
+  } catch (const po::error& e) {
+    throw UsageError("", std::string(e.what()) + " (see iteragpu " + command + " --help)");
+  }
+  parsed.help_requested = parsed.values.count("help") > 0;
+  const std::string format = parsed.values["format"].as<std::string>();
+  if (format == "json") {
+    parsed.format = OutputFormat::kJson;
+  } else if (format != "text") {
+    throw UsageError("format", "'" + format + "' is not an output format; expected text or json");
+  }
+  return parsed;
+}
+
+void print_help(const std::string& command, const std::string& summary,
+                const po::options_description& options) {
+  std::cout << "Usage: iteragpu " << command << " [options]\n\n" << summary << "\n\n"
+            << options << std::flush;
+}
+
+int run_guarded(const std::string& command, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    std::cerr << "iteragpu " << command << ": error: " << one_line(e.what()) << std::endl;
+    return static_cast<int>(e.exit_code());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "iteragpu " << command << ": error: out of host memory" << std::endl;
+    return static_cast<int>(ExitCode::kInternalError);
+  } catch (const std::exception& e) {
+    std::cerr << "iteragpu " << command << ": internal error: " << one_line(e.what()) << std::endl;
+    return static_cast<int>(ExitCode::kInternalError);
+  } catch (...) {
+    std::cerr << "iteragpu " << command << ": internal error: unknown exception" << std::endl;
+    return static_cast<int>(ExitCode::kInternalError);
+  }
+}
+
+std::string option_text(const po::variables_map& values, const char* name) {
+  return values.count(name) ? values[name].as<std::string>() : std::string();
+}
+
+void print_report(const std::string& report) {
+  std::cout << report;
+  if (!report.empty() && report.back() != '\n') std::cout << '\n';
+  std::cout.flush();
+  if (!std::cout) throw Error("could not write the report to standard output");
+}
+
+}  // namespace iteragpu::cli

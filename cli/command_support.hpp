@@ -1,0 +1,41 @@
+#pragma once
+// What every subcommand shares: option parsing with Boost.Program_options, --help,
+// --format, printing, and the one place where exceptions become exit codes.
+
+#include <boost/program_options.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace iteragpu::cli {
+
+namespace po = boost::program_options;
+
+enum class OutputFormat { kText, kJson };
+
+struct ParsedOptions {
+  po::variables_map values;
+  bool help_requested = false;
+  OutputFormat format = OutputFormat::kText;
+};
+
+// Adds --help and --format to `options`, parses `args` strictly (unknown options, missing
+// values and positional arguments are UsageErrors), and checks --format.
+ParsedOptions parse_options(const std::string& command, po::options_description& options,
+                            const std::vector<std::string>& args);
+
+// Prints "Usage: iteragpu <command> [options]" and the option table on stdout.
+void print_help(const std::string& command, const std::string& summary,
+                const po::options_description& options);
+
+// Runs `body` and turns every exception into one line on stderr and an exit code
+// (iteragpu::ExitCode). The only catch-all of the program.
+int run_guarded(const std::string& command, const std::function<int()>& body);
+
+// The option's value, or "" when absent.
+std::string option_text(const po::variables_map& values, const char* name);
+
+// Writes a report on stdout; flushes and fails loudly when stdout cannot be written.
+void print_report(const std::string& report);
+
+}  // namespace iteragpu::cli

@@ -1,0 +1,14 @@
+#pragma once
+// The subcommands. Each takes the arguments after its name and returns an exit code.
+
+#include <string>
+#include <vector>
+
+namespace iteragpu::cli {
+
+int run_estimate(const std::vector<std::string>& args);
+int run_packages(const std::vector<std::string>& args);
+int run_environment(const std::vector<std::string>& args);
+int run_measure(const std::vector<std::string>& args);
+
+}  // namespace iteragpu::cli

@@ -1,0 +1,81 @@
+#pragma once
+// The library's error hierarchy. Each class maps to one CLI exit code (exit_code()) and
+// one Python exception (python/src/module.cpp); callers never parse messages.
+
+#include <stdexcept>
+#include <string>
+
+namespace iteragpu {
+
+// Exit codes of the `iteragpu` command, documented in the README.
+enum class ExitCode : int {
+  kSuccess = 0,
+  kInternalError = 1,       // a bug: an unexpected exception
+  kBadInputOrUnavailable = 2,  // bad input, missing file, no backend/GPU, output exists
+  kMeasurementFailed = 3,   // the GPU failed during a measurement (out of memory, ...)
+  kInterrupted = 130,       // SIGINT/SIGTERM during a measurement; nothing was written
+};
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  virtual ExitCode exit_code() const { return ExitCode::kInternalError; }
+};
+
+// A malformed value. `field` is the option/keyword name without dashes ("parameters").
+class UsageError : public Error {
+ public:
+  UsageError(std::string field, const std::string& message)
+      : Error(field.empty() ? message : "--" + field + ": " + message), field_(std::move(field)) {}
+  const std::string& field() const { return field_; }
+  ExitCode exit_code() const override { return ExitCode::kBadInputOrUnavailable; }
+
+ private:
+  std::string field_;
+};
+
+// A data file (catalog, results table) that is missing or malformed: "file:line: reason".
+class DataFileError : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const override { return ExitCode::kBadInputOrUnavailable; }
+};
+
+// Something the request needs is not there: no LibTorch backend, no GPU, no such device.
+class ResourceUnavailable : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const override { return ExitCode::kBadInputOrUnavailable; }
+};
+class BackendUnavailable : public ResourceUnavailable {
+ public:
+  using ResourceUnavailable::ResourceUnavailable;
+};
+class DeviceUnavailable : public ResourceUnavailable {
+ public:
+  using ResourceUnavailable::ResourceUnavailable;
+};
+// The output path already exists: results are never overwritten.
+class OutputExists : public ResourceUnavailable {
+ public:
+  using ResourceUnavailable::ResourceUnavailable;
+};
+
+// The device failed while measuring. Nothing was written.
+class MeasurementFailed : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const override { return ExitCode::kMeasurementFailed; }
+};
+class OutOfMemory : public MeasurementFailed {
+ public:
+  using MeasurementFailed::MeasurementFailed;
+};
+
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const override { return ExitCode::kInterrupted; }
+};
+
+}  // namespace iteragpu

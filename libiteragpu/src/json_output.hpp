@@ -1,0 +1,50 @@
+#pragma once
+// One JSON writer for every report, so all outputs share indentation, the schema header and
+// the rule that exact values are written as strings.
+
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "iteragpu/exact_decimal.hpp"
+
+namespace iteragpu {
+
+class JsonWriter {
+ public:
+  // Opens the top-level object and writes "schema" and "schema_version".
+  JsonWriter(const char* schema, int schema_version);
+
+  JsonWriter& key(const char* name);
+  JsonWriter& begin_object();
+  JsonWriter& end_object();
+  JsonWriter& begin_array();
+  JsonWriter& end_array();
+  JsonWriter& value(const std::string& text);
+  JsonWriter& value(const char* text);
+  JsonWriter& value(const ExactDecimal& number);  // exact: written as a string
+  JsonWriter& value(bool flag);
+  JsonWriter& value(int number);
+  JsonWriter& value(std::int64_t number);
+  JsonWriter& value(std::uint64_t number);
+  JsonWriter& value(double number);
+  JsonWriter& null();
+  template <typename T>
+  JsonWriter& value(const std::optional<T>& maybe) {
+    return maybe ? value(*maybe) : null();
+  }
+  JsonWriter& value(const std::vector<std::string>& texts);
+
+  // Closes the top-level object; the document ends with a newline.
+  std::string finish();
+
+ private:
+  rapidjson::StringBuffer buffer_;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> writer_;
+};
+
+}  // namespace iteragpu
