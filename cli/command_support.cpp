@@ -25,7 +25,14 @@ ParsedOptions parse_options(const std::string& command, po::options_description&
   try {
     // No positional arguments and no abbreviations: every option is spelt out.
     const auto style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(args).options(options).style(style).run(), parsed.values);
+    const po::parsed_options tokens =
+        po::command_line_parser(args).options(options).style(style).run();
+    for (const auto& token : tokens.options)
+      if (token.position_key >= 0 && !token.value.empty())
+        throw UsageError("", "unexpected argument '" + token.value.front() +
+                                 "'; every value follows its --option (see iteragpu " + command +
+                                 " --help)");
+    po::store(tokens, parsed.values);
     po::notify(parsed.values);
   } catch (const po::error& e) {
     throw UsageError("", std::string(e.what()) + " (see iteragpu " + command + " --help)");

@@ -33,6 +33,11 @@ Decimal normalized(Decimal value) {
 
 Decimal from_integer(const BigInt& value) { return Decimal{value, 0}; }
 
+BigInt from_digits(const std::string& digits) {
+  const auto first = digits.find_first_not_of('0');
+  return first == std::string::npos ? BigInt(0) : BigInt(digits.substr(first));
+}
+
 Decimal add(const Decimal& a, const Decimal& b) {
   Decimal x = a, y = b;
   align(x, y);
@@ -80,12 +85,18 @@ std::string to_string(const Decimal& value) {
 ExactDecimal to_exact(const Decimal& value) { return ExactDecimalAccess::make(to_string(value)); }
 ExactDecimal to_exact(const BigInt& value) { return ExactDecimalAccess::make(value.str()); }
 
-Decimal from_exact(const ExactDecimal& value) {
-  const std::string& text = value.str();
-  const auto dot = text.find('.');
-  if (dot == std::string::npos) return Decimal{BigInt(text), 0};
-  std::string digits = text.substr(0, dot) + text.substr(dot + 1);
-  return normalized(Decimal{BigInt(digits), static_cast<unsigned>(text.size() - dot - 1)});
+Decimal from_exact(const ExactDecimal& number) {
+  const std::string& text = number.str();
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::string magnitude = negative ? text.substr(1) : text;
+  const auto dot = magnitude.find('.');
+  Decimal result =
+      dot == std::string::npos
+          ? Decimal{from_digits(magnitude), 0}
+          : Decimal{from_digits(magnitude.substr(0, dot) + magnitude.substr(dot + 1)),
+                    static_cast<unsigned>(magnitude.size() - dot - 1)};
+  if (negative) result.mantissa = -result.mantissa;
+  return normalized(result);
 }
 
 std::string rounded(const Decimal& value, int places) {

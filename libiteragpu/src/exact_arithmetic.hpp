@@ -27,6 +27,8 @@ namespace exact {
 
 Decimal normalized(Decimal value);  // trailing fractional zeros stripped
 Decimal from_integer(const BigInt& value);
+// Base-10 digits to an integer. Leading zeros are skipped: Boost would read "010" as octal.
+BigInt from_digits(const std::string& digits);
 Decimal add(const Decimal& a, const Decimal& b);
 Decimal multiply(const Decimal& a, const BigInt& factor);
 Decimal multiply(const Decimal& a, const Decimal& b);

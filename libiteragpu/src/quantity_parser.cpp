@@ -15,12 +15,12 @@ bool all_digits(const std::string& text, std::size_t begin, std::size_t end) {
   return true;
 }
 
-void check_length(const std::string& text, const std::string& field) {
-  if (text.empty()) throw UsageError(field, "empty value");
+void check_length(const std::string& text, const std::string& field, const std::string& accepted) {
+  if (text.empty()) throw UsageError(field, "empty value; " + accepted);
   if (text.size() > kMaxNumberLength)
     throw UsageError(field, "value too long (" + std::to_string(text.size()) +
-                                " characters); at most " + std::to_string(kMaxNumberLength) +
-                                " digits are accepted");
+                                " characters), at most " + std::to_string(kMaxNumberLength) +
+                                " are accepted; " + accepted);
 }
 
 // Plain decimal digits with an optional fraction: returns false on anything else.
@@ -35,7 +35,7 @@ bool split_decimal(const std::string& text, std::size_t begin, Decimal& out) {
     digits += text.substr(dot + 1);
     scale = static_cast<unsigned>(text.size() - dot - 1);
   }
-  out = exact::normalized(Decimal{BigInt(digits), scale});
+  out = exact::normalized(Decimal{exact::from_digits(digits), scale});
   return true;
 }
 
@@ -60,12 +60,12 @@ std::string quoted_for_message(const std::string& value) {
 
 BigInt parse_positive_integer(const std::string& text, const std::string& field,
                               const std::string& example) {
-  check_length(text, field);
-  const std::size_t begin = text[0] == '+' ? 1 : 0;
   const std::string accepted = "expected a positive integer such as " + example;
+  check_length(text, field, accepted);
+  const std::size_t begin = text[0] == '+' ? 1 : 0;
   if (!all_digits(text, begin, text.size()))
     throw UsageError(field, quoted_for_message(text) + " is not a positive integer; " + accepted);
-  BigInt value(text.substr(begin));
+  BigInt value = exact::from_digits(text.substr(begin));
   if (value <= 0) throw UsageError(field, quoted_for_message(text) + " is zero; " + accepted);
   return value;
 }
@@ -80,10 +80,10 @@ long long parse_bounded_positive_integer(const std::string& text, const std::str
 }
 
 Decimal parse_decimal(const std::string& text, const std::string& field, bool allow_negative) {
-  check_length(text, field);
   const std::string accepted = allow_negative
                                    ? "expected a decimal number such as 4 or -0.5"
                                    : "expected a non-negative decimal number such as 4 or 0.5";
+  check_length(text, field, accepted);
   std::size_t begin = 0;
   bool negative = false;
   if (text[0] == '+' || text[0] == '-') {
@@ -100,10 +100,10 @@ Decimal parse_decimal(const std::string& text, const std::string& field, bool al
 }
 
 BigInt parse_parameter_count(const std::string& text, const std::string& field) {
-  check_length(text, field);
   const std::string accepted =
       "expected a positive integer such as 7000000000 or a shorthand such as 7B, 1.5M, 70B "
       "(K, M, B, T = 10^3, 10^6, 10^9, 10^12)";
+  check_length(text, field, accepted);
   unsigned exponent = 0;
   std::string number = text;
   switch (std::toupper(static_cast<unsigned char>(text.back()))) {
