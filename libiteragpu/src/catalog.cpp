@@ -13,6 +13,7 @@
 #include "iteragpu/error.hpp"
 #include "iteragpu/package_calculator.hpp"
 #include "json_output.hpp"
+#include "package_format.hpp"
 #include "package_notes.hpp"
 #include "quantity_parser.hpp"
 
@@ -52,23 +53,6 @@ bool is_gpu_key(const std::string& text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
   });
-}
-
-bool is_calendar_date(const std::string& text) {
-  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return false;
-  for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
-    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
-  const int year = std::stoi(text.substr(0, 4));
-  const int month = std::stoi(text.substr(5, 2));
-  const int day = std::stoi(text.substr(8, 2));
-  if (month < 1 || month > 12 || day < 1) return false;
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  const int month_days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return day <= month_days[month - 1];
-}
-
-ExactDecimal usd_from_cents(std::int64_t cents) {
-  return exact::to_exact(exact::divide_by_power_of_ten(exact::from_integer(cents), 2));
 }
 
 // Validates one CSV row; every message is "path:line: column: reason".

@@ -8,6 +8,7 @@
 #include "exact_arithmetic.hpp"
 #include "iteragpu/error.hpp"
 #include "json_output.hpp"
+#include "package_format.hpp"
 #include "package_notes.hpp"
 #include "quantity_parser.hpp"
 
@@ -18,10 +19,6 @@ constexpr std::size_t kShippedCatalogRows = 45;  // 15 GPU models × 3 durations
 constexpr long long kMaxLots = 1'000'000;
 constexpr long long kMaxDays = 10'000;  // only bounds parsing; the catalog decides what exists
 constexpr int kDisplayPlaces = 4;       // dollars to 1/100 of a cent
-
-ExactDecimal usd_from_cents(const BigInt& cents) {
-  return exact::to_exact(exact::divide_by_power_of_ten(exact::from_integer(cents), 2));
-}
 
 // total_cents / accepted as a reduced fraction, its exact dollars when the decimal
 // expansion ends, and a rounded display figure.
@@ -116,18 +113,7 @@ std::string Quote::to_json() const {
   json.key("snapshot_date").value(entry.snapshot_date);
   json.key("source").value(entry.source);
   json.key("unit_cost");
-  if (unit_cost) {
-    json.begin_object();
-    json.key("accepted_results").value(unit_cost->accepted_results);
-    json.key("numerator_cents").value(unit_cost->numerator_cents);
-    json.key("denominator").value(unit_cost->denominator);
-    json.key("exact_usd").value(unit_cost->exact_usd);
-    json.key("display_usd").value(unit_cost->display_usd);
-    json.key("display_rounding").value(UnitCost::display_rounding());
-    json.end_object();
-  } else {
-    json.null();
-  }
+  write_unit_cost(json, unit_cost);
   json.key("caveats").value(caveats());
   return json.finish();
 }

@@ -41,6 +41,19 @@ bool split_decimal(const std::string& text, std::size_t begin, Decimal& out) {
 
 }  // namespace
 
+bool is_calendar_date(const std::string& text) {
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return false;
+  for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+  const int year = std::stoi(text.substr(0, 4));
+  const int month = std::stoi(text.substr(5, 2));
+  const int day = std::stoi(text.substr(8, 2));
+  if (month < 1 || month > 12 || day < 1) return false;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  const int month_days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return day <= month_days[month - 1];
+}
+
 std::string quoted_for_message(const std::string& value) {
   constexpr std::size_t kShown = 40;
   std::string shown;

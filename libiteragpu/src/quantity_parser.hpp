@@ -1,5 +1,5 @@
 #pragma once
-// Strict parsing of user-supplied numbers. Every rejection is a UsageError that names the
+// Strict parsing of user-supplied numbers and dates. Every rejection is a UsageError that names the
 // field, quotes the value and says what is accepted.
 
 #include <string>
@@ -25,5 +25,8 @@ Decimal parse_decimal(const std::string& text, const std::string& field, bool al
 // A positive integer or a shorthand with a K/M/B/T suffix (10^3, 10^6, 10^9, 10^12):
 // "7B", "1.5M", "70b". The value must be whole.
 BigInt parse_parameter_count(const std::string& text, const std::string& field);
+
+// "2026-12-02": four-digit year, month and day that exist in the calendar.
+bool is_calendar_date(const std::string& text);
 
 }  // namespace iteragpu
