@@ -17,9 +17,11 @@ std::string one_line(std::string message) {
 }  // namespace
 
 ParsedOptions parse_options(const std::string& command, po::options_description& options,
-                            const std::vector<std::string>& args) {
+                            const std::vector<std::string>& args, bool csv_allowed) {
+  const char* formats = csv_allowed ? "text, json or csv" : "text or json";
   options.add_options()
-      ("format", po::value<std::string>()->default_value("text"), "output format: text or json")
+      ("format", po::value<std::string>()->default_value("text"),
+       (std::string("output format: ") + formats).c_str())
       ("help,h", "show this help and exit");
   ParsedOptions parsed;
   try {
@@ -41,8 +43,10 @@ ParsedOptions parse_options(const std::string& command, po::options_description&
   const std::string format = parsed.values["format"].as<std::string>();
   if (format == "json") {
     parsed.format = OutputFormat::kJson;
+  } else if (format == "csv" && csv_allowed) {
+    parsed.format = OutputFormat::kCsv;
   } else if (format != "text") {
-    throw UsageError("format", "'" + format + "' is not an output format; expected text or json");
+    throw UsageError("format", "'" + format + "' is not an output format; expected " + formats);
   }
   return parsed;
 }

@@ -11,7 +11,7 @@ namespace iteragpu::cli {
 
 namespace po = boost::program_options;
 
-enum class OutputFormat { kText, kJson };
+enum class OutputFormat { kText, kJson, kCsv };
 
 struct ParsedOptions {
   po::variables_map values;
@@ -20,9 +20,10 @@ struct ParsedOptions {
 };
 
 // Adds --help and --format to `options`, parses `args` strictly (unknown options, missing
-// values and positional arguments are UsageErrors), and checks --format.
+// values and positional arguments are UsageErrors), and checks --format (text or json, and
+// csv where `csv_allowed`).
 ParsedOptions parse_options(const std::string& command, po::options_description& options,
-                            const std::vector<std::string>& args);
+                            const std::vector<std::string>& args, bool csv_allowed = false);
 
 // Prints "Usage: iteragpu <command> [options]" and the option table on stdout.
 void print_help(const std::string& command, const std::string& summary,

@@ -26,6 +26,8 @@ const Subcommand kSubcommands[] = {
      iteragpu::cli::run_measure},
     {"packages", "rental package prices and cost per accepted result",
      iteragpu::cli::run_packages},
+    {"results", "the raw-results table: add a run, check, report cost per accepted result",
+     iteragpu::cli::run_results},
 };
 
 void print_usage(std::ostream& out) {
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
     }
   }
   std::cerr << "iteragpu: error: unknown command '" << name
-            << "'; expected one of estimate, environment, measure, packages (see iteragpu --help)"
+            << "'; expected one of estimate, environment, measure, packages, results (see iteragpu --help)"
             << std::endl;
   return static_cast<int>(ExitCode::kBadInputOrUnavailable);
 }

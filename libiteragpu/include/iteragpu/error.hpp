@@ -25,13 +25,18 @@ class Error : public std::runtime_error {
 // A malformed value. `field` is the option/keyword name without dashes ("parameters").
 class UsageError : public Error {
  public:
-  UsageError(std::string field, const std::string& message)
-      : Error(field.empty() ? message : "--" + field + ": " + message), field_(std::move(field)) {}
+  UsageError(std::string field, const std::string& reason)
+      : Error(field.empty() ? reason : "--" + field + ": " + reason),
+        field_(std::move(field)),
+        reason_(reason) {}
   const std::string& field() const { return field_; }
+  // The message without the "--field: " prefix, for callers that locate it elsewhere.
+  const std::string& reason() const { return reason_; }
   ExitCode exit_code() const override { return ExitCode::kBadInputOrUnavailable; }
 
  private:
   std::string field_;
+  std::string reason_;
 };
 
 // A data file (catalog, results table) that is missing or malformed: "file:line: reason".

@@ -1,0 +1,143 @@
+// `iteragpu results` end to end: add/check/report, exit codes, schema-valid JSON, and the
+// two promises of the table: concurrent adds lose nothing, an interrupted add never leaves
+// a mixed table.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "iteragpu/results_table.hpp"
+#include "process_runner.hpp"
+#include "schema_check.hpp"
+
+namespace iteragpu::testing {
+namespace {
+
+class ResultsCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_file(dir_.file("m.json"), "{\"schema\": \"iteragpu.measurement\", \"schema_version\": 1}\n");
+  }
+  std::vector<std::string> add_args(const std::string& notes, const std::string& accepted = "3") const {
+    return {"results", "add", "--table", table(), "--measurement", dir_.file("m.json"),
+            "--gpu", "b200", "--days", "7", "--lots", "2", "--work-unit", "labelled image",
+            "--attempted", "10", "--accepted", accepted, "--metric", "IoU",
+            "--threshold", ">= 0.8", "--observed", "0.84", "--date", "2026-12-01", "--notes", notes};
+  }
+  std::string table() const { return dir_.file("resultats.csv"); }
+  std::size_t row_count() const {
+    return ResultsTable::load(table(), Catalog::load(Catalog::shipped_path(), true)).rows().size();
+  }
+  TempDir dir_;
+};
+
+TEST_F(ResultsCli, AddCheckReport) {
+  ASSERT_EQ(run_cli(add_args("first")).exit_code, 0);
+  const ProcessResult second = run_cli(add_args("second", "0"));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("added to"), std::string::npos);
+
+  const ProcessResult check = run_cli({"results", "check", "--table", table()});
+  EXPECT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_NE(check.out.find("2 rows"), std::string::npos) << check.out;
+
+  const ProcessResult report = run_cli({"results", "report", "--table", table(), "--format", "json"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(schema_violation(report.out, "results-report.schema.json"), "");
+  rapidjson::Document doc;
+  doc.Parse(report.out.c_str());
+  ASSERT_EQ(doc["rows"].Size(), 2u);
+  // b200 7 days = 159281 cents a lot; 2 lots / 3 accepted = 318562/3 cents.
+  const auto& cost = doc["rows"][0]["unit_cost"];
+  EXPECT_STREQ(doc["rows"][0]["package_price_cents"].GetString(), "318562");
+  EXPECT_STREQ(cost["numerator_cents"].GetString(), "318562");
+  EXPECT_STREQ(cost["denominator"].GetString(), "3");
+  EXPECT_STREQ(cost["display_usd"].GetString(), "1061.8733");
+  EXPECT_TRUE(doc["rows"][1]["unit_cost"].IsNull());
+
+  const ProcessResult csv = run_cli({"results", "report", "--table", table(), "--format", "csv"});
+  EXPECT_EQ(csv.exit_code, 0);
+  EXPECT_NE(csv.out.find("318562,3,318562,3,1061.8733"), std::string::npos) << csv.out;
+  const ProcessResult text = run_cli({"results", "report", "--table", table(), "--sort", "cost"});
+  EXPECT_NE(text.out.find("illustrative"), std::string::npos);
+}
+
+TEST_F(ResultsCli, BadInputIsOneLineAndExitTwo) {
+  std::vector<std::string> too_many = add_args("x", "11");
+  const std::vector<std::vector<std::string>> cases = {
+      too_many,
+      {"results", "add", "--table", table()},
+      {"results", "check", "--table", dir_.file("missing.csv")},
+      {"results", "report", "--table", table(), "--sort", "price"},
+      {"results", "report", "--table", table(), "--format", "xml"},
+      {"results", "frobnicate"},
+      {"results"},
+  };
+  for (const auto& args : cases) {
+    const ProcessResult r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  }
+  EXPECT_FALSE(path_exists(table()));
+}
+
+TEST_F(ResultsCli, ConcurrentAddsLoseNothing) {
+  constexpr int kWriters = 12;
+  std::vector<std::thread> writers;
+  std::vector<int> exit_codes(kWriters, -1);
+  for (int i = 0; i < kWriters; ++i)
+    writers.emplace_back([&, i] { exit_codes[i] = run_cli(add_args("writer " + std::to_string(i))).exit_code; });
+  for (auto& writer : writers) writer.join();
+  for (int code : exit_codes) EXPECT_EQ(code, 0);
+
+  const ResultsTable loaded = ResultsTable::load(table(), Catalog::load(Catalog::shipped_path(), true));
+  std::set<std::string> notes;
+  for (const auto& row : loaded.rows()) notes.insert(row.notes);
+  EXPECT_EQ(loaded.rows().size(), static_cast<std::size_t>(kWriters));
+  EXPECT_EQ(notes.size(), static_cast<std::size_t>(kWriters));
+}
+
+TEST_F(ResultsCli, KilledAddsLeaveTheOldTableOrTheNewOne) {
+  // A large table makes each add's write take long enough for the kill to land inside it.
+  ASSERT_EQ(run_cli(add_args("seed")).exit_code, 0);
+  std::string content = read_file(table());
+  const std::string row = content.substr(content.find('\n') + 1);
+  for (int i = 0; i < 8000; ++i) content += row;
+  write_file(table(), content);
+  std::size_t rows = row_count();
+
+  std::mt19937 random(20261202);
+  int interrupted = 0;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::vector<std::string> args = add_args("attempt " + std::to_string(attempt));
+    args.insert(args.begin(), ITERAGPU_CLI_PATH);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(random() % 40000));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status)) ++interrupted;
+    const std::size_t now = row_count();  // throws if the table were damaged
+    EXPECT_TRUE(now == rows || now == rows + 1) << "rows " << rows << " -> " << now;
+    rows = now;
+  }
+  EXPECT_GT(interrupted, 0) << "no add was interrupted: the test proved nothing";
+}
+
+}  // namespace
+}  // namespace iteragpu::testing

@@ -1,0 +1,203 @@
+// ResultsTable and report_results: validation with line numbers, round trips, exact costs.
+#include <gtest/gtest.h>
+
+#include "iteragpu/error.hpp"
+#include "iteragpu/results_table.hpp"
+#include "process_runner.hpp"
+
+namespace iteragpu::testing {
+namespace {
+
+const std::string kHeader =
+    "date,measurement_file,measurement_sha256,gpu,days,lots,work_unit,units_attempted,"
+    "units_accepted_distinct,quality_metric,acceptance_threshold,observed_value,notes\n";
+
+class ResultsTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_file(measurement(), "{\"schema\": \"iteragpu.measurement\", \"schema_version\": 1}\n");
+  }
+  std::string measurement() const { return dir_.file("mesures.json"); }
+  std::string table() const { return dir_.file("resultats.csv"); }
+  // The SHA-256 as coreutils computes it: an independent check of the library's hash.
+  std::string sha256sum(const std::string& path) const {
+    return run_process({"/usr/bin/sha256sum", path}).out.substr(0, 64);
+  }
+  ResultRowRequest request(const std::string& accepted = "163") const {
+    ResultRowRequest r;
+    r.measurement_file = measurement();
+    r.gpu = "h100-sxm";
+    r.days = "7";
+    r.work_unit = "translated ticket";
+    r.attempted = "200";
+    r.accepted = accepted;
+    r.metric = "reviewer score 1-5";
+    r.threshold = ">= 4";
+    r.observed = "mean 4.2";
+    r.date = "2026-12-01";
+    r.notes = "tickets 1-200, reviewer \"A\"";
+    return r;
+  }
+  void expect_rejected(const std::string& content, const std::string& fragment) {
+    write_file(table(), content);
+    try {
+      ResultsTable::load(table(), catalog_);
+      FAIL() << "accepted: " << content;
+    } catch (const DataFileError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  }
+  std::string row(const std::string& fields_after_hash) const {
+    return "2026-12-01,mesures.json," + sha256sum(measurement()) + "," + fields_after_hash + "\n";
+  }
+
+  TempDir dir_;
+  Catalog catalog_ = Catalog::load(Catalog::shipped_path(), true);
+};
+
+TEST_F(ResultsTableTest, ShippedTableIsTheHeaderAlone) {
+  const ResultsTable shipped =
+      ResultsTable::load(std::string(ITERAGPU_DATA_DIR) + "/resultats-bruts.csv", catalog_);
+  EXPECT_TRUE(shipped.rows().empty());
+  EXPECT_EQ(read_file(std::string(ITERAGPU_DATA_DIR) + "/resultats-bruts.csv"), kHeader);
+}
+
+TEST_F(ResultsTableTest, AddThenLoadRoundTrips) {
+  ResultsTable::add_result(table(), request(), catalog_);
+  ResultsTable::add_result(table(), request("0"), catalog_);
+  const ResultsTable loaded = ResultsTable::load(table(), catalog_);
+  ASSERT_EQ(loaded.rows().size(), 2u);
+  const ResultRow& first = loaded.rows()[0];
+  EXPECT_EQ(first.line, 2);
+  EXPECT_EQ(first.measurement_file, "mesures.json");  // relative to the table's folder
+  EXPECT_EQ(first.measurement_sha256, sha256sum(measurement()));
+  EXPECT_EQ(first.gpu, "h100-sxm");
+  EXPECT_EQ(first.units_attempted, 200);
+  EXPECT_EQ(first.units_accepted_distinct, 163);
+  EXPECT_EQ(first.notes, "tickets 1-200, reviewer \"A\"");  // quoted and unquoted intact
+  EXPECT_EQ(loaded.rows()[1].units_accepted_distinct, 0);
+  EXPECT_EQ(read_file(table()).rfind(kHeader, 0), 0u);
+}
+
+TEST_F(ResultsTableTest, AddRefusesBadRequestsNamingTheOption) {
+  const auto expect_usage = [&](ResultRowRequest r, const std::string& field) {
+    try {
+      ResultsTable::add_result(table(), r, catalog_);
+      FAIL() << "accepted a bad " << field;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(e.field(), field) << e.what();
+    }
+    EXPECT_FALSE(path_exists(table())) << "nothing may be written for a refused row";
+  };
+  ResultRowRequest r = request();
+  r.accepted = "201";
+  expect_usage(r, "accepted");
+  r = request();
+  r.attempted = "-3";
+  expect_usage(r, "attempted");
+  r = request();
+  r.attempted = "2.5";
+  expect_usage(r, "attempted");
+  r = request();
+  r.threshold = "";
+  expect_usage(r, "threshold");
+  r = request();
+  r.gpu = "gtx-9999";
+  expect_usage(r, "gpu");
+  r = request();
+  r.days = "5";
+  expect_usage(r, "days");
+  r = request();
+  r.date = "2026-02-30";
+  expect_usage(r, "date");
+  r = request();
+  r.measurement_file = dir_.file("missing.json");
+  expect_usage(r, "measurement");
+  write_file(dir_.file("other.json"), "{\"not\": \"a measurement\"}");
+  r = request();
+  r.measurement_file = dir_.file("other.json");
+  expect_usage(r, "measurement");
+}
+
+TEST_F(ResultsTableTest, BadTablesAreRejectedWithLineNumbers) {
+  expect_rejected("date,gpu\n", "resultats.csv:1: unexpected header");
+  expect_rejected(std::string("\xEF\xBB\xBF") + kHeader, "byte-order mark");
+  expect_rejected(kHeader + row("h100-sxm,7,1,t,ten,1,m,>= 4,o,"), "resultats.csv:2: units_attempted");
+  expect_rejected(kHeader + row("h100-sxm,7,1,t,10,1,m,>= 4,o,") + row("h100-sxm,7,1,t,2,3,m,>= 4,o,"),
+                  "resultats.csv:3: units_accepted_distinct: 3 distinct accepted units exceed the 2");
+  expect_rejected(kHeader + row("h100-sxm,7,1,t,10,1,m,,o,"), ":2: acceptance_threshold: empty");
+  expect_rejected(kHeader + row("h100-sxm,7,0,t,10,1,m,t,o,"), ":2: lots");
+  expect_rejected(kHeader + row("nope,7,1,t,10,1,m,t,o,"), ":2: gpu");
+  expect_rejected(kHeader + row("h100-sxm,7,1,\"unterminated,10,1,m,t,o,"), "resultats.csv:2:");
+  expect_rejected(kHeader + row("h100-sxm,7,1,t,10,1,m,t,o"), ":2:");  // a field missing
+  expect_rejected(kHeader + "2026-12-01,mesures.json,abc,h100-sxm,7,1,t,10,1,m,t,o,\n",
+                  ":2: measurement_sha256");
+  expect_rejected(kHeader + "2026-12-01,mesures.json," + std::string(64, '0') +
+                      ",h100-sxm,7,1,t,10,1,m,t,o,\n",
+                  ":2: measurement_sha256: ");  // hash mismatch
+  expect_rejected(kHeader + "2026-12-01,gone.json," + std::string(64, '0') + ",h100-sxm,7,1,t,10,1,m,t,o,\n",
+                  ":2: measurement_file:");
+}
+
+TEST_F(ResultsTableTest, CrlfQuotingAndEmbeddedCommasAreAccepted) {
+  std::string content = kHeader;
+  content += row("h100-sxm,7,1,\"unit, with comma\",10,4,\"say \"\"hi\"\"\",>= 4,o,\"multi\nline\"");
+  std::string crlf;
+  for (char c : content) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  write_file(table(), crlf);
+  const ResultsTable loaded = ResultsTable::load(table(), catalog_);
+  ASSERT_EQ(loaded.rows().size(), 1u);
+  EXPECT_EQ(loaded.rows()[0].work_unit, "unit, with comma");
+  EXPECT_EQ(loaded.rows()[0].quality_metric, "say \"hi\"");
+  // Adding to a CRLF table keeps its line ends.
+  ResultsTable::add_result(table(), request(), catalog_);
+  EXPECT_EQ(ResultsTable::load(table(), catalog_).rows().size(), 2u);
+  const std::string after = read_file(table());
+  EXPECT_EQ(after.substr(after.size() - 2), "\r\n");
+}
+
+TEST_F(ResultsTableTest, AddRefusesToExtendACorruptTable) {
+  write_file(table(), std::string(kHeader) + "garbage\n");
+  const std::string before = read_file(table());
+  EXPECT_THROW(ResultsTable::add_result(table(), request(), catalog_), DataFileError);
+  EXPECT_EQ(read_file(table()), before);
+}
+
+TEST_F(ResultsTableTest, ReportMatchesHandCalculation) {
+  ResultsTable::add_result(table(), request("163"), catalog_);  // h100-sxm 7 days: 47720 cents
+  ResultRowRequest b200 = request("0");
+  b200.gpu = "b200";
+  b200.lots = "2";
+  ResultsTable::add_result(table(), b200, catalog_);
+  ResultRowRequest even = request("40");  // 47720 / 40 = 1193 cents exactly
+  ResultsTable::add_result(table(), even, catalog_);
+
+  const PackageCalculator calculator(catalog_);
+  const ResultsReport report =
+      report_results(ResultsTable::load(table(), catalog_), calculator, ReportSort::kCost);
+  ASSERT_EQ(report.rows.size(), 3u);
+  // Cheapest per result first, the row with nothing accepted last.
+  EXPECT_EQ(report.rows[0].row.line, 2);  // 47720/163 = 292.76 cents
+  EXPECT_EQ(report.rows[0].quote.unit_cost->numerator_cents.str(), "47720");
+  EXPECT_EQ(report.rows[0].quote.unit_cost->denominator.str(), "163");
+  EXPECT_EQ(report.rows[0].quote.unit_cost->display_usd, "2.9276");
+  EXPECT_FALSE(report.rows[0].quote.unit_cost->exact_usd.has_value());
+  EXPECT_EQ(report.rows[1].row.line, 4);
+  EXPECT_EQ(report.rows[1].quote.unit_cost->exact_usd->str(), "11.93");
+  EXPECT_EQ(report.rows[2].row.line, 3);
+  EXPECT_FALSE(report.rows[2].quote.unit_cost.has_value());
+  EXPECT_EQ(report.rows[2].quote.total_cents.str(), "318562");  // 2 × 159281
+
+  const ResultsReport descending =
+      report_results(ResultsTable::load(table(), catalog_), calculator, ReportSort::kCost, true);
+  EXPECT_EQ(descending.rows[0].row.line, 4);
+  EXPECT_EQ(descending.rows[2].row.line, 3);  // unpriced rows stay last
+
+  const std::string csv = report.to_csv();
+  EXPECT_NE(csv.find("2,2026-12-01,h100-sxm,7,1,47720,163,47720,163,2.9276"), std::string::npos) << csv;
+  EXPECT_NE(report.to_text().find("illustrative"), std::string::npos);
+  EXPECT_THROW(parse_report_sort("price"), UsageError);
+}
+
+}  // namespace
+}  // namespace iteragpu::testing
