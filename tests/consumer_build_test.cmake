@@ -14,8 +14,8 @@ execute_process(COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}" --target rental
 if(NOT build_result EQUAL 0)
   message(FATAL_ERROR "building the consumer example failed")
 endif()
-execute_process(COMMAND "${WORK_DIR}/bin/rental_check" RESULT_VARIABLE run_result
-                OUTPUT_VARIABLE run_output)
+execute_process(COMMAND "${WORK_DIR}/rental_check" RESULT_VARIABLE run_result
+                OUTPUT_VARIABLE run_output ERROR_VARIABLE run_output)
 message(STATUS "${run_output}")
 if(NOT run_result EQUAL 0 OR NOT run_output MATCHES "13\\.03851604461669921875 GiB exactly")
   message(FATAL_ERROR "the consumer example did not print the exact estimate: ${run_output}")

@@ -1,1 +1,446 @@
-// placeholder: being written
+#include "iteragpu/phase_measurer.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+
+#include "atomic_output_file.hpp"
+#include "environment_json.hpp"
+#include "iteragpu/error.hpp"
+#include "json_output.hpp"
+
+namespace iteragpu {
+namespace {
+
+constexpr const char* kMeasurementSchema = "iteragpu.measurement";
+constexpr int kMeasurementSchemaVersion = 1;
+
+// Bounds that keep every size computation far from overflow and the workload "bounded";
+// anything within them that does not fit on the GPU is the device's out-of-memory answer.
+constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;  // 16,777,216
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;   // per tensor
+constexpr int kMaxForwards = 100000;                           // warmup, repeats
+
+struct DtypeSize {
+  const char* name;
+  int bytes;
+};
+constexpr DtypeSize kDtypes[] = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}};
+
+// Set from a signal handler: lock-free, so async-signal-safe.
+std::atomic<bool> interrupt_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+// Clears a pending interrupt when a measurement ends, so it cannot stop the next one.
+struct InterruptScope {
+  ~InterruptScope() { interrupt_requested.store(false); }
+};
+
+void throw_if_interrupted(const char* when) {
+  if (interrupt_requested.load())
+    throw Interrupted(std::string("interrupted ") + when + "; nothing was written");
+}
+
+void check_dimension(std::int64_t value, const char* field, std::int64_t minimum) {
+  if (value < minimum)
+    throw UsageError(field, std::to_string(value) + " is too small; expected an integer from " +
+                                std::to_string(minimum) + " to " + std::to_string(kMaxDimension));
+  if (value > kMaxDimension)
+    throw UsageError(field, std::to_string(value) + " is too large; expected an integer from " +
+                                std::to_string(minimum) + " to " + std::to_string(kMaxDimension) +
+                                " (this is a bounded measurement)");
+}
+
+void check_count(int value, const char* field, int minimum) {
+  if (value < minimum || value > kMaxForwards)
+    throw UsageError(field, std::to_string(value) + " is out of range; expected an integer from " +
+                                std::to_string(minimum) + " to " + std::to_string(kMaxForwards));
+}
+
+// a × b × c elements, refused beyond kMaxElements (which also rules out overflow).
+std::int64_t bounded_elements(std::int64_t a, std::int64_t b, std::int64_t c, const char* what) {
+  std::int64_t ab = 0, abc = 0;
+  if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc) || abc > kMaxElements)
+    throw UsageError("", "the " + std::string(what) + " would exceed " + std::to_string(kMaxElements) +
+                             " elements; reduce --batch, --context, --width or --hidden");
+  return abc;
+}
+
+std::string configuration_text(const MeasureRequest& request, const SyntheticModel& model) {
+  return request.device + ", batch " + std::to_string(model.batch) + ", context " +
+         std::to_string(model.context) + ", width " + std::to_string(model.width) + ", hidden " +
+         std::to_string(model.hidden) + ", dtype " + model.dtype + ", warmup " +
+         std::to_string(request.warmup) + ", repeats " + std::to_string(request.repeats);
+}
+
+// One phase: the order of calls is the protocol of SPEC §3 (see Backend). Nothing in the
+// timed region allocates or formats; failures leave it by exception.
+class PhaseProtocol {
+ public:
+  PhaseProtocol(Backend& backend, const MeasureRequest& request, const SyntheticModel& model)
+      : backend_(backend), request_(request), model_(model) {}
+
+  template <typename Work>
+  PhaseRow run(const char* phase, int repeat, int forwards, Work&& work) {
+    using Clock = std::chrono::steady_clock;
+    PhaseRow row;
+    row.phase = phase;
+    row.repeat = repeat;
+    row.forwards = forwards;
+    check(backend_.synchronize(), phase);
+    check(backend_.read_counters(row.baseline), phase);
+    check(backend_.reset_peaks(), phase);
+    check(backend_.start_gpu_timer(), phase);
+    const Clock::time_point start = Clock::now();
+    check(work(), phase);
+    check(backend_.stop_gpu_timer(), phase);
+    check(backend_.synchronize(), phase);
+    const Clock::time_point stop = Clock::now();
+    check(backend_.read_counters(row.end), phase);
+    double gpu_seconds = 0;
+    const BackendStatus timer = backend_.gpu_timer_seconds(gpu_seconds);
+    if (timer.ok()) {
+      row.gpu_event_seconds = gpu_seconds;
+    } else if (timer.code != BackendStatus::Code::kUnsupported) {  // unsupported: no figure
+      check(timer, phase);
+    }
+    row.host_seconds = std::chrono::duration<double>(stop - start).count();
+    return row;
+  }
+
+  void check(const BackendStatus& status, const char* phase) const {
+    if (!status.ok()) fail(status, phase);
+  }
+
+  [[noreturn]] void fail(const BackendStatus& status, const std::string& phase) const {
+    const std::string configuration = configuration_text(request_, model_);
+    const std::string detail = status.message.empty() ? "" : ": " + status.message;
+    switch (status.code) {
+      case BackendStatus::Code::kOutOfMemory:
+        throw OutOfMemory("out of GPU memory during phase " + phase + " (" + configuration + ")" +
+                          detail + "; nothing was written");
+      case BackendStatus::Code::kDeviceUnavailable:
+        throw DeviceUnavailable(request_.device + " is not available (" + phase + ")" + detail +
+                                "; nothing was measured");
+      case BackendStatus::Code::kUnsupported:
+        throw UsageError("dtype", model_.dtype + " is not supported on " + request_.device + " (" +
+                                      phase + ")" + detail);
+      default:
+        throw MeasurementFailed("the measurement failed during phase " + phase + " (" +
+                                configuration + ")" + detail + "; nothing was written");
+    }
+  }
+
+ private:
+  Backend& backend_;
+  const MeasureRequest& request_;
+  const SyntheticModel& model_;
+};
+
+// The backend frees the model, inputs and output whatever happens.
+struct BackendSession {
+  Backend& backend;
+  ~BackendSession() { backend.close(); }
+};
+
+std::shared_ptr<Backend> backend_or_plugin(const std::shared_ptr<Backend>& backend,
+                                           const std::string& backend_path) {
+  if (backend) return backend;
+  const BackendLoadResult& loaded = load_torch_backend(backend_path);
+  if (!loaded.backend)
+    throw BackendUnavailable("no LibTorch backend: " + loaded.error + "; nothing was measured");
+  return loaded.backend;
+}
+
+// Refuses to measure without a GPU: never a CPU fallback.
+void require_selected_gpu(const EnvironmentReport& environment) {
+  if (!environment.stack)
+    throw BackendUnavailable(environment.backend_error + "; nothing was measured");
+  const StackReport& stack = *environment.stack;
+  if (!stack.gpu_runtime_available || stack.gpus.empty())
+    throw DeviceUnavailable("no GPU available: LibTorch " + stack.torch_version +
+                            " reports no usable GPU runtime; nothing was measured (there is no "
+                            "CPU fallback)");
+  if (!environment.selected_present) {
+    const std::string last = "cuda:" + std::to_string(stack.gpus.size() - 1);
+    throw DeviceUnavailable(environment.selected_device + " does not exist; this process sees " +
+                            (stack.gpus.size() == 1 ? "1 GPU: cuda:0"
+                                                    : std::to_string(stack.gpus.size()) +
+                                                          " GPUs: cuda:0 to " + last) +
+                            "; nothing was measured");
+  }
+}
+
+Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
+                         const MeasureRequest& request, const PhaseProgress& progress) {
+  Measurement measurement;
+  measurement.model = SyntheticModel::from(request);
+  measurement.configuration = request;
+  measurement.configuration.hidden = measurement.model.hidden;
+  const int device_index = parse_device_index(request.device, "device");
+  throw_if_interrupted("before the measurement started");
+
+  const std::shared_ptr<Backend> backend = backend_or_plugin(supplied_backend, request.backend_path);
+  const Environment environment = supplied_backend ? Environment(backend) : Environment();
+  EnvironmentRequest environment_request;
+  environment_request.device = request.device;
+  environment_request.backend_path = request.backend_path;
+  measurement.environment = environment.collect(environment_request);
+  require_selected_gpu(measurement.environment);
+
+  const SyntheticModel& model = measurement.model;
+  ModelSpec spec;
+  spec.device_index = device_index;
+  spec.batch = model.batch;
+  spec.context = model.context;
+  spec.width = model.width;
+  spec.hidden = model.hidden;
+  spec.dtype = model.dtype;
+  spec.seed = request.seed;
+
+  PhaseProtocol protocol(*backend, request, model);
+  BackendSession session{*backend};
+  protocol.check(backend->open(spec), "device selection");
+
+  const int rows_total = 3 + (request.warmup > 0 ? 1 : 0) + request.repeats;
+  measurement.phases.reserve(static_cast<std::size_t>(rows_total));
+  bool output_alive = false;
+  // The previous forward's output lives until its phase has recorded its end values.
+  auto release_previous_output = [&](const char* phase) {
+    if (output_alive) protocol.check(backend->release_output(), phase);
+    output_alive = false;
+  };
+  auto record = [&](PhaseRow row) {
+    measurement.phases.push_back(std::move(row));
+    if (progress) progress(measurement.phases.back(), static_cast<int>(measurement.phases.size()), rows_total);
+    throw_if_interrupted(("after phase " + measurement.phases.back().phase).c_str());
+  };
+  auto one_forward = [&] {
+    output_alive = true;
+    return backend->forward();
+  };
+
+  record(protocol.run("model_load", 0, 0, [&] { return backend->load_model(); }));
+  record(protocol.run("inputs", 0, 0, [&] { return backend->create_inputs(); }));
+  record(protocol.run("cold_forward", 0, 1, one_forward));
+  if (request.warmup > 0) {
+    release_previous_output("warmup");
+    record(protocol.run("warmup", 0, request.warmup, [&] {
+      for (int i = 0; i < request.warmup; ++i) {
+        if (output_alive) {
+          BackendStatus released = backend->release_output();
+          if (!released.ok()) return released;
+        }
+        BackendStatus status = one_forward();
+        if (!status.ok()) return status;
+      }
+      return BackendStatus::Ok();
+    }));
+  }
+  for (int repeat = 1; repeat <= request.repeats; ++repeat) {
+    release_previous_output("warm_forward");
+    record(protocol.run("warm_forward", repeat, 1, one_forward));
+  }
+  return measurement;
+}
+
+void write_counter_pair(JsonWriter& json, const char* key, std::uint64_t baseline, std::uint64_t end) {
+  json.key(key).begin_object().key("baseline").value(baseline).key("end").value(end).end_object();
+}
+
+void write_shape(JsonWriter& json, const char* key, std::vector<std::int64_t> dimensions) {
+  json.key(key).begin_array();
+  for (std::int64_t dimension : dimensions) json.value(dimension);
+  json.end_array();
+}
+
+std::vector<std::string> measurement_notes() {
+  return {
+      "allocated_bytes is part of reserved_bytes: never add them.",
+      "peak_allocated_bytes and peak_reserved_bytes are separate maxima over the phase (the "
+      "peaks are reset at its start): never subtract one from the other.",
+      "The counters cover this process's LibTorch caching allocator on the selected GPU only: "
+      "not the whole GPU memory, the driver or CUDA context, other processes or other GPUs.",
+      "host_seconds is host wall-clock time around the phase's work and the synchronization "
+      "that ends it: it includes host overhead and synchronization and is not isolated kernel "
+      "time. gpu_event_seconds is the time between GPU events recorded around the same work "
+      "(GPU event time, not host time); null when the backend has no GPU timer.",
+      "Each forward's output is still alive when its phase ends (it counts in the end values) "
+      "and is released before the next forward; weights and inputs persist across forwards; "
+      "the allocator cache is never emptied.",
+      "model_load includes building and initialising the model on the CPU; its memory counters "
+      "are the GPU's only. cold_forward is the first forward after device, generator and inputs "
+      "are initialised, not a machine or driver cold start.",
+      "Inference only: no gradients, autocast, optimizer, quantization or multi-GPU split.",
+      "The figures depend on the allocator and the software versions: keep the environment "
+      "section with the results.",
+  };
+}
+
+std::string format_seconds(const std::optional<double>& seconds) {
+  if (!seconds) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6f", *seconds);
+  return text;
+}
+
+}  // namespace
+
+SyntheticModel SyntheticModel::from(const MeasureRequest& request) {
+  SyntheticModel model;
+  check_dimension(request.batch, "batch", 1);
+  check_dimension(request.context, "context", 1);
+  check_dimension(request.width, "width", 1);
+  if (request.hidden != 0) check_dimension(request.hidden, "hidden", 1);
+  check_count(request.warmup, "warmup", 0);
+  check_count(request.repeats, "repeats", 1);
+  for (const auto& dtype : kDtypes)
+    if (request.dtype == dtype.name) model.dtype_bytes = dtype.bytes;
+  if (model.dtype_bytes == 0)
+    throw UsageError("dtype", "'" + request.dtype + "' is not a supported dtype; expected float32, "
+                              "float16 or bfloat16");
+  model.dtype = request.dtype;
+  model.batch = request.batch;
+  model.context = request.context;
+  model.width = request.width;
+  model.hidden = request.hidden != 0 ? request.hidden : 4 * request.width;
+  if (model.hidden > kMaxDimension)
+    throw UsageError("width", std::to_string(request.width) + " gives a default hidden size 4 × width "
+                              "above " + std::to_string(kMaxDimension) + "; set --hidden or reduce --width");
+  // Linear(width→hidden) weight and bias, Linear(hidden→width) weight and bias.
+  const std::int64_t weights = bounded_elements(2, model.width, model.hidden, "model's weights");
+  model.parameter_count = weights + model.hidden + model.width;
+  model.parameter_bytes = model.parameter_count * model.dtype_bytes;
+  model.input_bytes = bounded_elements(model.batch, model.context, model.width, "input") * model.dtype_bytes;
+  bounded_elements(model.batch, model.context, model.hidden, "hidden activation");
+  return model;
+}
+
+PhaseMeasurer::PhaseMeasurer() = default;
+PhaseMeasurer::PhaseMeasurer(std::shared_ptr<Backend> backend) : backend_(std::move(backend)) {}
+
+void PhaseMeasurer::request_interrupt() { interrupt_requested.store(true); }
+
+Measurement PhaseMeasurer::run(const MeasureRequest& request, const PhaseProgress& progress) const {
+  InterruptScope interrupt_scope;
+  return run_protocol(backend_, request, progress);
+}
+
+Measurement PhaseMeasurer::measure(const MeasureRequest& request, const PhaseProgress& progress) const {
+  InterruptScope interrupt_scope;
+  // Everything checkable without the GPU is checked before the backend is even loaded.
+  SyntheticModel::from(request);
+  parse_device_index(request.device, "device");
+  ensure_output_absent(request.output, "output");
+  Measurement measurement = run_protocol(backend_, request, progress);
+  const std::string json = measurement.to_json();
+  throw_if_interrupted("before the result was written");
+  publish_exclusively(request.output, json);
+  return measurement;
+}
+
+std::string Measurement::to_json() const {
+  JsonWriter json(kMeasurementSchema, kMeasurementSchemaVersion);
+  json.key("environment").begin_object()
+      .key("schema").value(kEnvironmentSchema)
+      .key("schema_version").value(kEnvironmentSchemaVersion);
+  write_environment_members(json, environment);
+  json.end_object();
+
+  json.key("configuration").begin_object()
+      .key("device").value(configuration.device)
+      .key("batch").value(model.batch)
+      .key("context").value(model.context)
+      .key("width").value(model.width)
+      .key("hidden").value(model.hidden)
+      .key("dtype").value(model.dtype)
+      .key("warmup").value(configuration.warmup)
+      .key("repeats").value(configuration.repeats)
+      .key("seed").value(configuration.seed)
+      .end_object();
+
+  json.key("synthetic_model").begin_object()
+      .key("architecture").value("Linear(width→hidden) → GELU → Linear(hidden→width)")
+      .key("dtype").value(model.dtype)
+      .key("dtype_bytes").value(model.dtype_bytes)
+      .key("layers").begin_array();
+  json.begin_object().key("name").value("linear1").key("type").value("Linear")
+      .key("in_features").value(model.width).key("out_features").value(model.hidden);
+  write_shape(json, "weight_shape", {model.hidden, model.width});
+  write_shape(json, "bias_shape", {model.hidden});
+  json.key("parameters").value(model.width * model.hidden + model.hidden).end_object();
+  json.begin_object().key("name").value("gelu").key("type").value("GELU")
+      .key("parameters").value(std::int64_t{0}).end_object();
+  json.begin_object().key("name").value("linear2").key("type").value("Linear")
+      .key("in_features").value(model.hidden).key("out_features").value(model.width);
+  write_shape(json, "weight_shape", {model.width, model.hidden});
+  write_shape(json, "bias_shape", {model.width});
+  json.key("parameters").value(model.hidden * model.width + model.width).end_object();
+  json.end_array();
+  write_shape(json, "input_shape", {model.batch, model.context, model.width});
+  write_shape(json, "output_shape", {model.batch, model.context, model.width});
+  json.key("parameter_count").value(model.parameter_count)
+      .key("parameter_bytes").value(model.parameter_bytes)
+      .key("input_bytes").value(model.input_bytes)
+      .end_object();
+
+  json.key("phases").begin_array();
+  for (const PhaseRow& row : phases) {
+    json.begin_object().key("phase").value(row.phase).key("repeat");
+    if (row.repeat > 0) {
+      json.value(row.repeat);
+    } else {
+      json.null();
+    }
+    json.key("forwards").value(row.forwards)
+        .key("host_seconds").value(row.host_seconds)
+        .key("gpu_event_seconds").value(row.gpu_event_seconds);
+    write_counter_pair(json, "allocated_bytes", row.baseline.allocated_bytes, row.end.allocated_bytes);
+    write_counter_pair(json, "reserved_bytes", row.baseline.reserved_bytes, row.end.reserved_bytes);
+    json.key("peak_allocated_bytes").value(row.end.peak_allocated_bytes)
+        .key("peak_reserved_bytes").value(row.end.peak_reserved_bytes)
+        .end_object();
+  }
+  json.end_array();
+  json.key("notes").value(measurement_notes());
+  return json.finish();
+}
+
+std::string Measurement::to_text() const {
+  std::string gpu_name;
+  if (environment.stack)
+    for (const auto& gpu : environment.stack->gpus)
+      if (gpu.index == environment.selected_index) gpu_name = " (" + gpu.name + ")";
+  std::string text = "Measurement on " + configuration.device + gpu_name;
+  if (environment.stack) text += ", LibTorch " + environment.stack->torch_version;
+  text += "\nModel: Linear(" + std::to_string(model.width) + "→" + std::to_string(model.hidden) +
+          ") → GELU → Linear(" + std::to_string(model.hidden) + "→" + std::to_string(model.width) +
+          "), " + model.dtype + ", " + std::to_string(model.parameter_count) + " parameters (" +
+          std::to_string(model.parameter_bytes) + " bytes)\n";
+  text += "Input: [" + std::to_string(model.batch) + ", " + std::to_string(model.context) + ", " +
+          std::to_string(model.width) + "] (" + std::to_string(model.input_bytes) +
+          " bytes); warmup " + std::to_string(configuration.warmup) + ", repeats " +
+          std::to_string(configuration.repeats) + ", seed " + std::to_string(configuration.seed) + "\n\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-13s %6s %8s %12s %12s %15s %15s %15s %15s %15s %15s\n", "phase",
+                "repeat", "forwards", "host s", "GPU event s", "alloc base", "alloc end",
+                "peak alloc", "reserved base", "reserved end", "peak reserved");
+  text += line;
+  for (const PhaseRow& row : phases) {
+    std::snprintf(line, sizeof line, "%-13s %6s %8d %12.6f %12s %15llu %15llu %15llu %15llu %15llu %15llu\n",
+                  row.phase.c_str(), row.repeat > 0 ? std::to_string(row.repeat).c_str() : "-",
+                  row.forwards, row.host_seconds, format_seconds(row.gpu_event_seconds).c_str(),
+                  static_cast<unsigned long long>(row.baseline.allocated_bytes),
+                  static_cast<unsigned long long>(row.end.allocated_bytes),
+                  static_cast<unsigned long long>(row.end.peak_allocated_bytes),
+                  static_cast<unsigned long long>(row.baseline.reserved_bytes),
+                  static_cast<unsigned long long>(row.end.reserved_bytes),
+                  static_cast<unsigned long long>(row.end.peak_reserved_bytes));
+    text += line;
+  }
+  text += "\nBytes are this process's caching-allocator counters on the selected GPU. Notes:\n";
+  for (const auto& note : measurement_notes()) text += "  - " + note + "\n";
+  return text;
+}
+
+}  // namespace iteragpu

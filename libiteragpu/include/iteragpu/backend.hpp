@@ -106,7 +106,7 @@ inline constexpr const char* kBackendPluginFileName = "libiteragpu_torch_backend
 // Where the plugin was looked for and what happened.
 struct BackendLoadResult {
   std::shared_ptr<Backend> backend;  // null when it could not be loaded
-  std::string path;                  // the file tried last (or loaded)
+  std::string path;                  // the file loaded or tried; empty when none was found
   std::string error;                 // the loader's reason when backend is null
 };
 

@@ -15,19 +15,23 @@ namespace iteragpu {
 struct EnvironmentRequest {
   std::string device = "cuda:0";  // "cuda:N"
   std::string backend_path;       // explicit plugin file; empty = default search
+  std::string output;             // JSON file to create (must not exist); empty = none
 };
 
 struct EnvironmentReport {
   std::string iteragpu_version;
   std::string iteragpu_build;
   std::string os_name;         // "Linux"
+  std::optional<std::string> os_distribution;  // "Debian GNU/Linux 12 (bookworm)"
   std::string kernel_release;  // uname -r
   std::string architecture;    // "x86_64"
   std::string libc;            // "glibc 2.36"
 
-  bool backend_available = false;
-  std::string backend_path;
-  std::string backend_error;   // the loader's reason when not available
+  bool backend_available = false;  // the plugin (or a caller's backend) was loaded
+  std::string backend_path;        // the plugin file; home directory shown as "~"
+  // Why there is no stack report: the loader's reason, or the backend's when it could not
+  // describe the stack. Empty when `stack` is set.
+  std::string backend_error;
 
   std::optional<StackReport> stack;  // only when the backend is available
   std::string selected_device;       // as requested: "cuda:0"
@@ -46,13 +50,17 @@ class Environment {
   Environment();  // the LibTorch plugin, loaded on first collect()
   explicit Environment(std::shared_ptr<Backend> backend);  // e.g. a test double
   // Throws UsageError for a malformed device. A missing backend or GPU is a valid report.
+  // With request.output, the path is refused first if it exists (OutputExists) and the JSON
+  // report is then published there atomically (created exclusively, never overwritten).
   EnvironmentReport collect(const EnvironmentRequest& request) const;
 
  private:
   std::shared_ptr<Backend> backend_;
 };
 
-// Parses "cuda:N" (N ≥ 0); throws UsageError naming `field`.
+// Parses "cuda:N" (0 ≤ N ≤ 127, no sign or leading zero); throws UsageError naming `field`.
+// "cuda" alone is refused: the device is always named explicitly. "cpu" is refused: only
+// GPUs are measured.
 int parse_device_index(const std::string& device, const std::string& field = "device");
 
 }  // namespace iteragpu

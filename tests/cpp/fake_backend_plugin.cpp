@@ -1,0 +1,77 @@
+// FakeBackend as a plugin file, so the end-to-end tests can run `iteragpu measure
+// --backend <this file>` without a GPU. Scripted by ITERAGPU_FAKE_BACKEND, entries separated
+// by ';':
+//   gpus=N                      number of fake GPUs (default 1)
+//   fail=CALL:N:CODE            the N-th CALL answers CODE (oom, device, unsupported, failed)
+//   unsupported_dtype=DTYPE     open() refuses DTYPE
+//   interrupt=CALL:N            the N-th CALL raises SIGINT, as a user's Ctrl-C would
+// ITERAGPU_FAKE_ABI_VERSION overrides the interface version it declares (to test refusal).
+
+#include <csignal>
+#include <memory>
+#include <cstdlib>
+#include <sstream>
+
+#include "fake_backend.hpp"
+
+namespace {
+
+using iteragpu::BackendStatus;
+using iteragpu::testing::FakeBackend;
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  for (std::string part; std::getline(stream, part, separator);)
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+BackendStatus::Code code_named(const std::string& name) {
+  if (name == "oom") return BackendStatus::Code::kOutOfMemory;
+  if (name == "device") return BackendStatus::Code::kDeviceUnavailable;
+  if (name == "unsupported") return BackendStatus::Code::kUnsupported;
+  return BackendStatus::Code::kFailed;
+}
+
+FakeBackend::Script script_from_environment() {
+  FakeBackend::Script script;
+  const char* text = std::getenv("ITERAGPU_FAKE_BACKEND");
+  for (const std::string& entry : split(text ? text : "", ';')) {
+    const auto eq = entry.find('=');
+    const std::string key = entry.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : entry.substr(eq + 1);
+    const std::vector<std::string> fields = split(value, ':');
+    if (key == "gpus") {
+      script.gpu_count = std::stoi(value);
+    } else if (key == "unsupported_dtype") {
+      script.unsupported_dtypes.insert(value);
+    } else if (key == "fail" && fields.size() == 3) {
+      script.failures.push_back({fields[0], std::stoi(fields[1]), code_named(fields[2]),
+                                 "injected " + fields[2] + " in " + fields[0]});
+    } else if (key == "interrupt" && fields.size() == 2) {
+      const std::string call = fields[0];
+      const int occurrence = std::stoi(fields[1]);
+      auto seen = std::make_shared<int>(0);
+      script.on_call = [call, occurrence, seen](const std::string& name) {
+        if (name == call && ++*seen == occurrence) std::raise(SIGINT);
+      };
+    }
+  }
+  return script;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int iteragpu_backend_abi_version() {
+  const char* forced = std::getenv("ITERAGPU_FAKE_ABI_VERSION");
+  return forced ? std::atoi(forced) : iteragpu::kBackendAbiVersion;
+}
+
+extern "C" __attribute__((visibility("default"))) iteragpu::Backend* iteragpu_backend_create() {
+  try {
+    return new FakeBackend(script_from_environment());
+  } catch (...) {
+    return nullptr;
+  }
+}
