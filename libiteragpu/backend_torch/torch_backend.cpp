@@ -1,0 +1,378 @@
+// iteragpu::Backend implemented with LibTorch: the only place where the project touches
+// tensors. Built as the plugin libiteragpu_torch_backend.so; the core opens it with dlopen and
+// talks to it through the two extern "C" entry points at the end of this file. Every method
+// catches what LibTorch throws and returns a BackendStatus, so nothing unwinds into the core.
+
+#include <ATen/ATen.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <torch/cuda.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "iteragpu/backend.hpp"
+
+#if ITERAGPU_BACKEND_HAS_CUDA
+#include "cuda_device.hpp"
+#endif
+#if defined(USE_ROCM) && __has_include(<hip/hip_version.h>)
+#include <hip/hip_version.h>
+#define ITERAGPU_HAVE_HIP_VERSION 1
+#endif
+
+namespace iteragpu::torch_backend {
+namespace {
+
+using Code = BackendStatus::Code;
+
+#if defined(USE_ROCM)
+constexpr bool kRocmBuild = true;  // HIP behind the CUDA names (cuda:N, c10::cuda)
+#else
+constexpr bool kRocmBuild = false;
+#endif
+
+BackendStatus status(Code code, std::string message) {
+  BackendStatus result;
+  result.code = code;
+  result.message = std::move(message);
+  return result;
+}
+
+// LibTorch messages can span several lines; the core prints one.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+bool mentions_out_of_memory(const std::string& message) {
+  return message.find("out of memory") != std::string::npos;
+}
+
+// Runs `work` (returning void, or a BackendStatus for refusals it finds itself), mapping
+// LibTorch's exceptions onto statuses: the caching allocator's OutOfMemoryError (and any
+// error that says "out of memory") → kOutOfMemory, anything else → kFailed, naming `what`
+// was being done.
+template <typename Work>
+BackendStatus guarded(const char* what, Work&& work) noexcept {
+  try {
+    try {
+      if constexpr (std::is_void_v<decltype(work())>) {
+        work();
+        return BackendStatus::Ok();
+      } else {
+        return work();
+      }
+    } catch (const c10::OutOfMemoryError& error) {
+      return status(Code::kOutOfMemory, one_line(error.what_without_backtrace()));
+    } catch (const c10::Error& error) {
+      std::string message = one_line(error.what_without_backtrace());
+      const Code code = mentions_out_of_memory(message) ? Code::kOutOfMemory : Code::kFailed;
+      return status(code, std::string(what) + ": " + message);
+    } catch (const std::bad_alloc&) {
+      return status(Code::kFailed, std::string(what) + ": host memory exhausted");
+    } catch (const std::exception& error) {
+      return status(Code::kFailed, std::string(what) + ": " + one_line(error.what()));
+    } catch (...) {
+      return status(Code::kFailed, std::string(what) + ": unknown exception from LibTorch");
+    }
+  } catch (...) {  // building the status itself failed (no memory left for a string)
+    BackendStatus failed;
+    failed.code = Code::kFailed;
+    return failed;
+  }
+}
+
+// CUDA versions as CUDART_VERSION encodes them: 13000 → "13.0", 12080 → "12.8".
+std::string cuda_version_text(long version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+// cuDNN 9 encodes major·10000 + minor·100 + patch; cuDNN 8 and earlier major·1000 + minor·100
+// + patch.
+std::string cudnn_version_text(long version) {
+  const long major_unit = version >= 90000 ? 10000 : 1000;
+  return std::to_string(version / major_unit) + "." +
+         std::to_string((version % major_unit) / 100) + "." + std::to_string(version % 100);
+}
+
+std::optional<c10::ScalarType> scalar_type_of(const std::string& dtype) {
+  if (dtype == "float32") return c10::ScalarType::Float;
+  if (dtype == "float16") return c10::ScalarType::Half;
+  if (dtype == "bfloat16") return c10::ScalarType::BFloat16;
+  return std::nullopt;
+}
+
+// What this LibTorch was built with, for messages: "(built with CUDA 13.0)".
+std::string build_note() {
+  try {
+    if (kRocmBuild) return "(a ROCm build)";
+    const auto& hooks = at::detail::getCUDAHooks();
+    if (hooks.hasCUDART()) return "(built with CUDA " + cuda_version_text(hooks.versionCUDART()) + ")";
+  } catch (...) {  // the CPU build's hooks throw: it has no CUDA
+  }
+  return "(built without CUDA)";
+}
+
+class TorchBackend final : public Backend {
+ public:
+  BackendStatus describe(int device_index, StackReport& report) override {
+    return guarded("describe", [&] {
+      report = StackReport{};
+      report.torch_version = TORCH_VERSION;
+      fill_build_versions(report);
+      report.gpu_runtime_available = torch::cuda::is_available();
+#if ITERAGPU_BACKEND_HAS_CUDA
+      if (report.gpu_runtime_available) {
+        report.gpus = cuda_devices();
+        if (device_index >= 0 && device_index < static_cast<int>(report.gpus.size())) {
+          std::uint64_t free_bytes = 0, total_bytes = 0;
+          cuda_memory_info(device_index, free_bytes, total_bytes);
+          report.selected_free_bytes = free_bytes;
+          report.selected_total_bytes = total_bytes;
+        }
+      }
+#else
+      (void)device_index;
+#endif
+    });
+  }
+
+  BackendStatus open(const ModelSpec& spec) override {
+    close();
+    const std::string device_name = "cuda:" + std::to_string(spec.device_index);
+    if (!torch::cuda::is_available()) {
+      return status(Code::kDeviceUnavailable, std::string("no GPU runtime available: LibTorch ") +
+                                                  TORCH_VERSION + " reports no CUDA device " +
+                                                  build_note());
+    }
+    const auto scalar_type = scalar_type_of(spec.dtype);
+    if (!scalar_type) {
+      return status(Code::kUnsupported, "unknown dtype '" + spec.dtype +
+                                            "' (accepted: float32, float16, bfloat16)");
+    }
+    if (spec.batch <= 0 || spec.context <= 0 || spec.width <= 0 || spec.hidden <= 0) {
+      return status(Code::kFailed, "model dimensions must be positive");
+    }
+#if ITERAGPU_BACKEND_HAS_CUDA
+    return guarded("open", [&]() -> BackendStatus {
+      const std::vector<GpuDevice> devices = cuda_devices();
+      const int count = static_cast<int>(devices.size());
+      if (spec.device_index < 0 || spec.device_index >= count) {
+        return status(Code::kDeviceUnavailable,
+                      device_name + " does not exist: LibTorch sees " + std::to_string(count) +
+                          " CUDA device" + (count == 1 ? "" : "s") +
+                          (count > 0 ? " (cuda:0 to cuda:" + std::to_string(count - 1) + ")"
+                                     : std::string()));
+      }
+      const GpuDevice& device = devices[static_cast<std::size_t>(spec.device_index)];
+      // bfloat16 arithmetic needs Ampere (compute capability 8.0) or newer; ROCm devices
+      // report their architecture differently and are left to LibTorch.
+      if (*scalar_type == c10::ScalarType::BFloat16 && !kRocmBuild &&
+          device.compute_capability_major < 8) {
+        return status(Code::kUnsupported,
+                      "bfloat16 needs compute capability 8.0 or newer; " + device_name + " (" +
+                          device.name + ") has " + std::to_string(device.compute_capability_major) +
+                          "." + std::to_string(device.compute_capability_minor));
+      }
+      cuda_select_device(spec.device_index);
+      spec_ = spec;
+      scalar_type_ = *scalar_type;
+      device_ = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(spec.device_index));
+      timer_ = std::make_unique<CudaEventTimer>(spec.device_index);
+      opened_ = true;
+      return BackendStatus::Ok();
+    });
+#else
+    // A CPU-only LibTorch reports no CUDA device, so this is never reached.
+    return status(Code::kDeviceUnavailable, "this LibTorch backend was built without CUDA");
+#endif
+  }
+
+  BackendStatus synchronize() override {
+    if (!opened_) return not_open();
+    return guarded("synchronize", [&] { torch::cuda::synchronize(spec_.device_index); });
+  }
+
+  BackendStatus read_counters(AllocatorCounters& counters) override {
+    if (!opened_) return not_open();
+#if ITERAGPU_BACKEND_HAS_CUDA
+    return guarded("read_counters", [&] { counters = cuda_allocator_counters(spec_.device_index); });
+#else
+    (void)counters;
+    return not_open();
+#endif
+  }
+
+  BackendStatus reset_peaks() override {
+    if (!opened_) return not_open();
+#if ITERAGPU_BACKEND_HAS_CUDA
+    return guarded("reset_peaks", [&] { cuda_reset_peaks(spec_.device_index); });
+#else
+    return not_open();
+#endif
+  }
+
+  BackendStatus start_gpu_timer() override {
+    if (!opened_) return not_open();
+#if ITERAGPU_BACKEND_HAS_CUDA
+    return guarded("start_gpu_timer", [&] { timer_->start(); });
+#else
+    return not_open();
+#endif
+  }
+
+  BackendStatus stop_gpu_timer() override {
+    if (!opened_) return not_open();
+#if ITERAGPU_BACKEND_HAS_CUDA
+    return guarded("stop_gpu_timer", [&] { timer_->stop(); });
+#else
+    return not_open();
+#endif
+  }
+
+  BackendStatus gpu_timer_seconds(double& seconds) override {
+    if (!opened_) return not_open();
+#if ITERAGPU_BACKEND_HAS_CUDA
+    return guarded("gpu_timer_seconds", [&] { seconds = timer_->elapsed_seconds(); });
+#else
+    (void)seconds;
+    return not_open();
+#endif
+  }
+
+  BackendStatus load_model() override {
+    if (!opened_) return not_open();
+    return guarded("load_model", [&] {
+      torch::NoGradGuard no_grad;
+      // Seeded default initialisation on the CPU (kaiming-uniform weights, uniform biases,
+      // as torch.nn.Linear), then the dtype conversion on the CPU and one copy to the device,
+      // so the device holds exactly the four parameter tensors.
+      torch::manual_seed(spec_.seed);
+      torch::nn::Linear expand(spec_.width, spec_.hidden);
+      torch::nn::Linear project(spec_.hidden, spec_.width);
+      for (torch::nn::Linear* layer : {&expand, &project}) {
+        (*layer)->to(scalar_type_);
+        (*layer)->to(device_);
+      }
+      expand_ = std::move(expand);
+      project_ = std::move(project);
+    });
+  }
+
+  BackendStatus create_inputs() override {
+    if (!opened_) return not_open();
+    return guarded("create_inputs", [&] {
+      // The device's generator, reseeded: the same seed gives the same input on every run.
+      at::Generator generator = at::globalContext().defaultGenerator(device_);
+      {
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        generator.set_current_seed(spec_.seed);
+      }
+      input_ = torch::randn({spec_.batch, spec_.context, spec_.width}, generator,
+                            torch::TensorOptions().dtype(scalar_type_).device(device_));
+    });
+  }
+
+  BackendStatus forward() override {
+    if (!opened_) return not_open();
+    if (!expand_ || !project_ || !input_.defined()) {
+      return status(Code::kFailed, "forward: the model and the inputs must exist first");
+    }
+    return guarded("forward", [&] {
+      c10::InferenceMode inference;
+      // One named tensor, reassigned: the pre-activation is freed as soon as GELU has read
+      // it. (A nested call would keep it, as a temporary, until the second layer is done,
+      // and the peak would show a tensor the model does not need.)
+      torch::Tensor hidden = expand_->forward(input_);
+      hidden = torch::gelu(hidden);
+      output_ = project_->forward(hidden);
+    });
+  }
+
+  BackendStatus release_output() override {
+    return guarded("release_output", [&] { output_ = torch::Tensor(); });
+  }
+
+  void close() override {
+    // Tensors go back to the caching allocator; its cache is deliberately left as it is.
+    try {
+      output_ = torch::Tensor();
+      input_ = torch::Tensor();
+      expand_ = nullptr;
+      project_ = nullptr;
+#if ITERAGPU_BACKEND_HAS_CUDA
+      timer_.reset();  // its events go while the CUDA runtime is surely still there
+#endif
+      opened_ = false;
+    } catch (...) {  // releasing tensors does not throw in practice; never unwind from close
+    }
+  }
+
+  ~TorchBackend() override { close(); }
+
+ private:
+  static BackendStatus not_open() {
+    return status(Code::kFailed, "the backend was not opened on a device (call open first)");
+  }
+
+  static void fill_build_versions(StackReport& report) {
+    const auto& hooks = at::detail::getCUDAHooks();
+#if defined(USE_ROCM)
+    // ROCm builds reuse the CUDA hooks and device names; their runtime is HIP, not CUDA.
+    (void)hooks;
+#if defined(ITERAGPU_HAVE_HIP_VERSION)
+    report.hip_build_version = std::to_string(HIP_VERSION_MAJOR) + "." +
+                               std::to_string(HIP_VERSION_MINOR) + "." +
+                               std::to_string(HIP_VERSION_PATCH);
+#endif
+#else
+    try {
+      if (hooks.hasCUDART()) report.cuda_build_version = cuda_version_text(hooks.versionCUDART());
+    } catch (const c10::Error&) {  // the CPU build's hooks throw
+    }
+    try {  // throws when LibTorch was built without cuDNN
+      report.cudnn_version = cudnn_version_text(hooks.versionCuDNN());
+    } catch (const c10::Error&) {
+    }
+#endif
+  }
+
+  bool opened_ = false;
+  ModelSpec spec_;
+  c10::ScalarType scalar_type_ = c10::ScalarType::Float;
+  c10::Device device_{c10::DeviceType::CPU};
+  torch::nn::Linear expand_{nullptr};   // width → hidden
+  torch::nn::Linear project_{nullptr};  // hidden → width
+  torch::Tensor input_;
+  torch::Tensor output_;
+#if ITERAGPU_BACKEND_HAS_CUDA
+  std::unique_ptr<CudaEventTimer> timer_;
+#endif
+};
+
+}  // namespace
+}  // namespace iteragpu::torch_backend
+
+#define ITERAGPU_BACKEND_EXPORT extern "C" __attribute__((visibility("default")))
+
+ITERAGPU_BACKEND_EXPORT int iteragpu_backend_abi_version() { return iteragpu::kBackendAbiVersion; }
+
+ITERAGPU_BACKEND_EXPORT iteragpu::Backend* iteragpu_backend_create() {
+  try {
+    return new iteragpu::torch_backend::TorchBackend();
+  } catch (...) {  // never let an exception cross the C boundary
+    return nullptr;
+  }
+}
