@@ -1,5 +1,6 @@
 // `iteragpu measure`: a bounded, reproducible phase-by-phase measurement on one GPU, written
-// to a new JSON file. No GPU, no backend or a bad value: exit 2 and no file.
+// to a new JSON file. No GPU, no backend or a bad value: exit 2 and no file. Several GPUs
+// (--device all, or a list): multi_device_measure.cpp.
 
 #include <signal.h>
 #include <unistd.h>
@@ -10,7 +11,9 @@
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/multi_device_measurement.hpp"
 #include "iteragpu/phase_measurer.hpp"
+#include "multi_device_measure.hpp"
 
 namespace iteragpu::cli {
 namespace {
@@ -22,7 +25,10 @@ constexpr const char* kSummary =
     "Example: iteragpu measure --device cuda:0 --batch 1 --context 16 --width 64 --dtype float32\n"
     "         --warmup 1 --repeats 2 --output mesures-petit-essai.json\n"
     "Next step: --batch 2 --context 128 --width 1024 --warmup 3 --repeats 5; grow one\n"
-    "dimension at a time and watch free memory (iteragpu environment).";
+    "dimension at a time and watch free memory (iteragpu environment).\n"
+    "Several GPUs: --device all (or cuda:0,cuda:1) measures each in its own process, at the\n"
+    "same time; --output is then a summary file and each GPU's result goes beside it, as\n"
+    "<stem>-cuda<N>.json. One failing GPU does not stop the others.";
 
 // A whole number, as written: the core checks ranges and names the option. Anything that
 // is not a plain integer (1.5, 1e3, " 1", 0x10) is refused here.
@@ -110,7 +116,8 @@ class ProgressLine {
 int run_measure(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
-      ("device", po::value<std::string>()->default_value("cuda:0"), "GPU to measure: cuda:N")
+      ("device", po::value<std::string>()->default_value("cuda:0"),
+       "GPU to measure: cuda:N; several, one process each: all, or a list such as cuda:0,cuda:1")
       ("batch", po::value<std::string>(), "input batch size (default 1)")
       ("context", po::value<std::string>(), "positions per input; no attention, no KV cache (default 16)")
       ("width", po::value<std::string>(), "model width (default 64)")
@@ -120,7 +127,8 @@ int run_measure(const std::vector<std::string>& args) {
       ("warmup", po::value<std::string>(), "warm-up forwards, measured together (default 1; 0 = none)")
       ("repeats", po::value<std::string>(), "measured warm forwards, one row each (default 2)")
       ("seed", po::value<std::string>(), "seed of the model and input initialisation (default 20260924)")
-      ("output", po::value<std::string>(), "new JSON file for the result (required; never overwritten)")
+      ("output", po::value<std::string>(), "new JSON file for the result, or the summary with several devices (required; never "
+       "overwritten)")
       ("backend", po::value<std::string>(),
        "LibTorch backend plugin to load (default: ITERAGPU_BACKEND, else "
        "libiteragpu_torch_backend.so beside the executable, else ../lib/iteragpu/)");
@@ -130,6 +138,7 @@ int run_measure(const std::vector<std::string>& args) {
     return 0;
   }
   const MeasureRequest request = measure_request_from(parsed.values);
+  if (names_several_devices(request.device)) return measure_several_devices(request, parsed.format);
 
   Measurement measurement;
   {

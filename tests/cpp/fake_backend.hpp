@@ -3,7 +3,9 @@
 // counters grow by the bytes each operation would allocate, a log of every call (to assert
 // the protocol's exact order), and failures injected per call. It also checks the contract
 // PhaseMeasurer must keep (open first, no forward while an output is alive, timers in
-// pairs) and reports a breach as a failure, so a protocol bug cannot go unnoticed.
+// pairs) and reports a breach as a failure, so a protocol bug cannot go unnoticed. Each
+// fake GPU is told apart in what a measurement records: GPU N is named "Fake GPU N" and its
+// first forward keeps a workspace N × 512 bytes larger than GPU 0's.
 // Header only: used in-process by the unit tests and wrapped as a plugin file
 // (fake_backend_plugin.cpp) for the end-to-end tests.
 
@@ -22,7 +24,7 @@ namespace iteragpu::testing {
 class FakeBackend : public Backend {
  public:
   static constexpr std::uint64_t kSegmentBytes = 2 * 1024 * 1024;    // reserved grows by these
-  static constexpr std::uint64_t kWorkspaceBytes = 1024 * 1024;      // kept from the 1st forward
+  static constexpr std::uint64_t kWorkspaceBytes = 1024 * 1024;      // GPU 0's, from the 1st forward
   static constexpr std::uint64_t kGpuTotalBytes = 80ULL * 1024 * 1024 * 1024;
   static constexpr double kGpuEventSeconds = 0.00025;
 
@@ -31,6 +33,7 @@ class FakeBackend : public Backend {
     int occurrence = 1;   // the n-th call of that name (1-based)
     BackendStatus::Code code = BackendStatus::Code::kFailed;
     std::string message = "injected failure";
+    int device_index = -1;  // -1: any; else only once open() was asked for that device
   };
 
   struct Script {
@@ -60,6 +63,11 @@ class FakeBackend : public Backend {
     return (raw + 511) / 512 * 512;
   }
   std::uint64_t output_bytes() const { return tensor_bytes(spec_.batch * spec_.context * spec_.width); }
+  // Kept from the first forward on; differs per device so that each GPU's counters show
+  // which GPU they came from.
+  static std::uint64_t workspace_bytes(int device_index) {
+    return kWorkspaceBytes + 512 * static_cast<std::uint64_t>(device_index);
+  }
 
   BackendStatus describe(int device_index, StackReport& report) override {
     if (auto status = enter("describe", false); !status.ok()) return status;
@@ -76,6 +84,7 @@ class FakeBackend : public Backend {
   }
 
   BackendStatus open(const ModelSpec& spec) override {
+    requested_device_ = spec.device_index;
     if (auto status = enter("open", false); !status.ok()) return status;
     if (spec.device_index < 0 || spec.device_index >= script_.gpu_count)
       return {BackendStatus::Code::kDeviceUnavailable,
@@ -149,7 +158,7 @@ class FakeBackend : public Backend {
     if (!model_loaded_ || !inputs_created_) return breach("forward before the model and inputs");
     if (output_alive_) return breach("forward while the previous output is alive");
     if (!workspace_allocated_) {
-      allocate(kWorkspaceBytes);
+      allocate(workspace_bytes(spec_.device_index));
       workspace_allocated_ = true;
     }
     const std::uint64_t hidden = tensor_bytes(spec_.batch * spec_.context * spec_.hidden);
@@ -191,7 +200,9 @@ class FakeBackend : public Backend {
     const int occurrence = ++occurrences_[call];
     if (script_.on_call) script_.on_call(call);
     for (const auto& failure : script_.failures)
-      if (failure.call == call && failure.occurrence == occurrence) return {failure.code, failure.message};
+      if (failure.call == call && failure.occurrence == occurrence &&
+          (failure.device_index < 0 || failure.device_index == requested_device_))
+        return {failure.code, failure.message};
     if (needs_open && !opened_) return breach(call + " before open");
     return BackendStatus::Ok();
   }
@@ -214,6 +225,7 @@ class FakeBackend : public Backend {
   Script script_;
   std::map<std::string, int> occurrences_;
   ModelSpec spec_;
+  int requested_device_ = -1;  // the device open() was last asked for
   bool opened_ = false, model_loaded_ = false, inputs_created_ = false;
   bool output_alive_ = false, workspace_allocated_ = false;
   bool timer_running_ = false, timer_stopped_ = false;
