@@ -1,0 +1,144 @@
+"""iteragpu: honest GPU memory, time and rental-cost numbers before you pay.
+
+The same core C++ library as the ``iteragpu`` command, through a private extension
+(``iteragpu._iteragpu``)::
+
+    import iteragpu
+    iteragpu.estimate(parameters=7_000_000_000, bits=16, reserve_gib=4)  # no GPU needed
+    iteragpu.environment(device="cuda:0")                                # a diagnostic
+    iteragpu.measure(device="cuda:0", output="mesures.json")              # one GPU, child process
+    iteragpu.quote("b200", days=7, lots=2)                                # package prices
+
+Results have attributes (exact values as ``int`` / ``decimal.Decimal``), ``to_dict()``
+(equal to the CLI's JSON), ``to_json()``, ``to_text()`` and an HTML view in Jupyter.
+
+Errors: bad input raises ``UsageError`` (a ``ValueError``); a wrong type ``TypeError``.
+The library's own errors derive from ``iteragpu.Error``:
+
+- ``UsageError`` (also ``ValueError``): a malformed keyword value; ``.field`` names it.
+- ``DataFileError`` (also ``ValueError``): a missing or malformed catalog file.
+- ``ResourceUnavailable``: something the request needs is not there; subclasses
+  ``BackendUnavailable`` (no LibTorch backend), ``DeviceUnavailable`` (no GPU runtime or
+  no such device) and ``OutputExists`` (also ``FileExistsError``: results are never
+  overwritten).
+- ``MeasurementFailed`` (also ``RuntimeError``): the device failed while measuring;
+  subclass ``OutOfMemory`` names the phase and the configuration.
+- ``Interrupted`` (also ``KeyboardInterrupt``): stopped between phases; nothing written.
+
+``import iteragpu`` does not load LibTorch: the core opens its LibTorch backend plugin on
+first GPU use (``environment()`` or an in-process ``measure()``).
+"""
+
+from ._iteragpu import (
+    AllocatorCounters,
+    BackendUnavailable,
+    Catalog,
+    CatalogEntry,
+    DataFileError,
+    DeviceUnavailable,
+    Environment,
+    EnvironmentReport,
+    Error,
+    GpuDevice,
+    Interrupted,
+    Measurement,
+    MeasurementFailed,
+    MeasureRequest,
+    MemoryAmount,
+    MemoryEstimate,
+    MemoryEstimator,
+    OutOfMemory,
+    OutputExists,
+    PackageCalculator,
+    PhaseRow,
+    Quote,
+    ResourceUnavailable,
+    StackReport,
+    SyntheticModel,
+    UnitCost,
+    UsageError,
+    __version__,
+    build_description,
+)
+from ._measure import PhaseMeasurer, measure
+
+
+def estimate(parameters, bits, **options):
+    """Weight memory from a parameter count and a bit width, exactly (no GPU needed).
+
+    Args:
+        parameters: a positive whole count (int, or str with a K/M/B/T shorthand: "7B").
+        bits: storage bits per parameter (16, 4).
+        reserve_gib: keyword; a reserve to add, in GiB (default 0). Your assumption.
+
+    Returns:
+        MemoryEstimate
+    """
+    return MemoryEstimator().estimate(parameters, bits, **options)
+
+
+def environment(**options):
+    """A diagnostic of the LibTorch/CUDA/GPU stack, collected in this process.
+
+    Args:
+        device: keyword; "cuda:N" (default "cuda:0").
+        backend_path: keyword; an explicit LibTorch backend plugin file.
+
+    Returns:
+        EnvironmentReport: reporting that no GPU or no backend is available is valid.
+    """
+    return Environment().collect(**options)
+
+
+def quote(gpu, days, *, catalog=None, **options):
+    """The price of a rental package and, with accepted_results, the cost per result.
+
+    Args:
+        gpu: catalog key ("b200").
+        days: 3, 7 or 30.
+        lots: keyword; lots to buy (default 1).
+        accepted_results: keyword; distinct accepted results (no default).
+        catalog: keyword; None for the shipped (illustrative) catalog, or a CSV path.
+
+    Returns:
+        Quote
+    """
+    return PackageCalculator(catalog).quote(gpu, days, **options)
+
+
+__all__ = [
+    "AllocatorCounters",
+    "BackendUnavailable",
+    "Catalog",
+    "CatalogEntry",
+    "DataFileError",
+    "DeviceUnavailable",
+    "Environment",
+    "EnvironmentReport",
+    "Error",
+    "GpuDevice",
+    "Interrupted",
+    "MeasureRequest",
+    "Measurement",
+    "MeasurementFailed",
+    "MemoryAmount",
+    "MemoryEstimate",
+    "MemoryEstimator",
+    "OutOfMemory",
+    "OutputExists",
+    "PackageCalculator",
+    "PhaseMeasurer",
+    "PhaseRow",
+    "Quote",
+    "ResourceUnavailable",
+    "StackReport",
+    "SyntheticModel",
+    "UnitCost",
+    "UsageError",
+    "__version__",
+    "build_description",
+    "environment",
+    "estimate",
+    "measure",
+    "quote",
+]

@@ -1,0 +1,56 @@
+# Type stubs of the public iteragpu package. The classes are those of the extension
+# (_iteragpu.pyi); the functions below are the package's own (__init__.py, _measure.py).
+
+from typing import Literal, Optional, Union
+
+from ._iteragpu import AllocatorCounters as AllocatorCounters
+from ._iteragpu import BackendUnavailable as BackendUnavailable
+from ._iteragpu import Catalog as Catalog
+from ._iteragpu import CatalogEntry as CatalogEntry
+from ._iteragpu import DataFileError as DataFileError
+from ._iteragpu import DeviceUnavailable as DeviceUnavailable
+from ._iteragpu import Environment as Environment
+from ._iteragpu import EnvironmentReport as EnvironmentReport
+from ._iteragpu import Error as Error
+from ._iteragpu import GpuDevice as GpuDevice
+from ._iteragpu import Interrupted as Interrupted
+from ._iteragpu import MeasureRequest as MeasureRequest
+from ._iteragpu import Measurement as Measurement
+from ._iteragpu import MeasurementFailed as MeasurementFailed
+from ._iteragpu import MemoryAmount as MemoryAmount
+from ._iteragpu import MemoryEstimate as MemoryEstimate
+from ._iteragpu import MemoryEstimator as MemoryEstimator
+from ._iteragpu import Number, PathArg, ProgressCallback
+from ._iteragpu import OutOfMemory as OutOfMemory
+from ._iteragpu import OutputExists as OutputExists
+from ._iteragpu import PackageCalculator as PackageCalculator
+from ._iteragpu import PhaseRow as PhaseRow
+from ._iteragpu import Quote as Quote
+from ._iteragpu import ResourceUnavailable as ResourceUnavailable
+from ._iteragpu import StackReport as StackReport
+from ._iteragpu import SyntheticModel as SyntheticModel
+from ._iteragpu import UnitCost as UnitCost
+from ._iteragpu import UsageError as UsageError
+from ._iteragpu import __version__ as __version__
+from ._iteragpu import build_description as build_description
+
+Progress = Union[None, Literal[False], ProgressCallback]
+
+def estimate(parameters: Number, bits: Number, *, reserve_gib: Number = ...) -> MemoryEstimate: ...
+def environment(*, device: str = ..., output: Optional[PathArg] = ...,
+                backend_path: Optional[PathArg] = ...) -> EnvironmentReport: ...
+def quote(gpu: str, days: Number, *, catalog: Union[None, PathArg, Catalog] = ...,
+          lots: Number = ..., accepted_results: Optional[Number] = ...) -> Quote: ...
+
+class PhaseMeasurer:
+    """Runs in a fresh child process unless in_process=True."""
+    def measure(self, *, in_process: bool = ..., progress: Progress = ..., device: str = ...,
+                batch: int = ..., context: int = ..., width: int = ..., hidden: int = ...,
+                dtype: str = ..., warmup: int = ..., repeats: int = ..., seed: int = ...,
+                output: Optional[PathArg] = ...,
+                backend_path: Optional[PathArg] = ...) -> Measurement: ...
+
+def measure(*, in_process: bool = ..., progress: Progress = ..., device: str = ...,
+            batch: int = ..., context: int = ..., width: int = ..., hidden: int = ...,
+            dtype: str = ..., warmup: int = ..., repeats: int = ..., seed: int = ...,
+            output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...) -> Measurement: ...

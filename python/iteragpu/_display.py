@@ -1,0 +1,300 @@
+"""Jupyter views: HTML for estimates, quotes, environment reports and measurements, a plot
+of a measurement's phases, and a dependency-free progress line.
+
+Presentation only: every figure comes from the result's attributes (the core's values);
+matplotlib is imported when a plot is asked for, never at ``import iteragpu``.
+"""
+
+import decimal
+import html
+import sys
+
+_MIB = 2**20
+
+
+def _escape(value):
+    return html.escape(str(value))
+
+
+def _rounded(value, places=2):
+    """Display rounding, halves away from zero, as the core's text reports round."""
+    quantum = decimal.Decimal(1).scaleb(-places)
+    exact = decimal.Decimal(value)
+    return f"{exact.quantize(quantum, rounding=decimal.ROUND_HALF_UP):,}"
+
+
+def _table(header, rows):
+    head = "".join(f"<th>{_escape(cell)}</th>" for cell in header) if header else ""
+    body = "".join(
+        "<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return (
+        "<table>"
+        + (f"<thead><tr>{head}</tr></thead>" if head else "")
+        + f"<tbody>{body}</tbody></table>"
+    )
+
+
+def _section(title, content, notes=()):
+    note_html = "".join(f"<li>{_escape(note)}</li>" for note in notes)
+    return (
+        f"<div class='iteragpu'><strong>{_escape(title)}</strong>{content}"
+        + (f"<ul>{note_html}</ul>" if note_html else "")
+        + "</div>"
+    )
+
+
+def _bytes_cell(count):
+    if count is None:
+        return "&ndash;"
+    return f"{count:,} <small>({_rounded(decimal.Decimal(count) / _MIB)} MiB)</small>"
+
+
+def estimate_html(estimate):
+    rows = [
+        [_escape(name), f"{amount.bytes:,}", _escape(amount.gib), _escape(amount.gb)]
+        for name, amount in (
+            ("weights", estimate.weights),
+            ("reserve (your assumption)", estimate.reserve),
+            ("total", estimate.total),
+        )
+    ]
+    summary = (
+        f"<p>{estimate.parameters:,} parameters &times; {estimate.bits} bits = "
+        f"{estimate.total_bits:,} bits; bytes = ceil(bits / 8). "
+        f"Total &asymp; <strong>{_rounded(estimate.total.gib)} GiB</strong> "
+        f"({_rounded(estimate.total.gb)} GB).</p>"
+    )
+    notes = [
+        "GiB = 2^30 bytes, GB = 10^9 bytes; the table shows exact values.",
+        "The reserve is an assumption you chose, not a measurement.",
+        "Not included: " + ", ".join(estimate.not_included) + ".",
+        "This does not predict whether a real model fits on a card.",
+    ]
+    return _section(
+        "Weight memory estimate",
+        summary + _table(["", "bytes", "GiB (exact)", "GB (exact)"], rows),
+        notes,
+    )
+
+
+def quote_html(quote):
+    entry = quote.entry
+    rows = [
+        ["GPU", f"{_escape(entry.gpu_name)} (<code>{_escape(entry.gpu)}</code>)"],
+        ["duration", f"{entry.days} days"],
+        ["lot price", f"{entry.lot_price_cents:,} cents (${_rounded(decimal.Decimal(entry.lot_price_cents) / 100)})"],
+        ["lots", f"{quote.lots:,} &times; {entry.gpus_per_lot} GPUs = {quote.total_gpus:,} GPUs"],
+        ["total", f"<strong>{quote.total_cents:,} cents (${_rounded(quote.total_usd)})</strong>"],
+    ]
+    unit = quote.unit_cost
+    if unit is None:
+        rows.append(["cost per accepted result", "not computed: pass accepted_results"])
+    else:
+        exact = f"{unit.numerator_cents}/{unit.denominator} cents"
+        rows.append(
+            [
+                "cost per accepted result",
+                f"${_escape(unit.display_usd)} for {unit.accepted_results:,} accepted results "
+                f"<small>(exact: {_escape(exact)}; {_escape(unit.display_rounding)})</small>",
+            ]
+        )
+    notes = [
+        f"Prices: {entry.source}, snapshot {entry.snapshot_date} ({quote.catalog_path}).",
+        "A catalog proves neither availability nor a reservation: check the provider's page "
+        "before buying.",
+    ]
+    return _section("Rental package quote", _table(None, rows), notes)
+
+
+def environment_html(report):
+    rows = [
+        ["iteragpu", f"{_escape(report.iteragpu_version)} <small>({_escape(report.iteragpu_build)})</small>"],
+        ["system", _escape(
+            f"{report.os_name} {report.kernel_release} {report.architecture}"
+            + (f", {report.os_distribution}" if report.os_distribution else "")
+            + f", {report.libc}"
+        )],
+    ]
+    if report.backend_available:
+        rows.append(["LibTorch backend", f"loaded from <code>{_escape(report.backend_path)}</code>"])
+    else:
+        rows.append(["LibTorch backend", f"<strong>not available</strong>: {_escape(report.backend_error)}"])
+    stack = report.stack
+    gpus_html = ""
+    if stack is not None:
+        rows += [
+            ["LibTorch", _escape(stack.torch_version)],
+            ["CUDA (LibTorch built with; not the driver)", _escape(stack.cuda_build_version or "none")],
+            ["HIP (ROCm build)", _escape(stack.hip_build_version or "none")],
+            ["cuDNN", _escape(stack.cudnn_version or "none")],
+            ["GPU runtime available", "yes" if stack.gpu_runtime_available else "<strong>no</strong>"],
+        ]
+        if stack.gpus:
+            gpus_html = _table(
+                ["index", "name", "compute capability", "memory", "multiprocessors"],
+                [
+                    [
+                        str(gpu.index),
+                        _escape(gpu.name),
+                        f"{gpu.compute_capability_major}.{gpu.compute_capability_minor}",
+                        _bytes_cell(gpu.total_memory_bytes),
+                        str(gpu.multiprocessors),
+                    ]
+                    for gpu in stack.gpus
+                ],
+            )
+    selected = _escape(report.selected_device) + ("" if report.selected_present else " (not present)")
+    if stack is not None and stack.selected_free_bytes is not None:
+        selected += (
+            f": free {_bytes_cell(stack.selected_free_bytes)} of "
+            f"{_bytes_cell(stack.selected_total_bytes)} (as the runtime reports)"
+        )
+    rows.append(["selected device", selected])
+    if report.nvidia_driver_version:
+        rows.append(
+            ["NVIDIA driver", f"{_escape(report.nvidia_driver_version)} <small>(from {_escape(report.nvidia_driver_source)})</small>"]
+        )
+    return _section("Environment", _table(None, rows) + gpus_html)
+
+
+def _row_label(row):
+    return f"{row.phase} #{row.repeat}" if row.repeat else row.phase
+
+
+def measurement_html(measurement):
+    config = measurement.configuration
+    model = measurement.model
+    gpu_name = ""
+    stack = measurement.environment.stack
+    if stack is not None:
+        names = [gpu.name for gpu in stack.gpus if gpu.index == measurement.environment.selected_index]
+        gpu_name = f" ({_escape(names[0])})" if names else ""
+    summary = (
+        f"<p>{_escape(config.device)}{gpu_name}: Linear({model.width}&rarr;{model.hidden}) &rarr; GELU "
+        f"&rarr; Linear({model.hidden}&rarr;{model.width}), input [{model.batch}, {model.context}, "
+        f"{model.width}] {_escape(model.dtype)}; {model.parameter_count:,} parameters "
+        f"({_bytes_cell(model.parameter_bytes)} bytes); warmup {config.warmup}, "
+        f"repeats {config.repeats}.</p>"
+    )
+    rows = [
+        [
+            _escape(_row_label(row)),
+            str(row.forwards),
+            f"{row.host_seconds:.6f}",
+            "&ndash;" if row.gpu_event_seconds is None else f"{row.gpu_event_seconds:.6f}",
+            _bytes_cell(row.baseline.allocated_bytes),
+            _bytes_cell(row.end.allocated_bytes),
+            _bytes_cell(row.end.peak_allocated_bytes),
+            _bytes_cell(row.baseline.reserved_bytes),
+            _bytes_cell(row.end.reserved_bytes),
+            _bytes_cell(row.end.peak_reserved_bytes),
+        ]
+        for row in measurement.phases
+    ]
+    header = [
+        "phase", "forwards", "host s", "GPU event s",
+        "allocated: baseline", "end", "peak",
+        "reserved: baseline", "end", "peak",
+    ]
+    notes = [
+        "Counters: this process's caching allocator on the selected GPU only.",
+        "Allocated is part of reserved (never add them); the two peaks are separate maxima "
+        "(never subtract them).",
+        "Host times include overhead and synchronization; they are not kernel time.",
+    ]
+    if config.output:
+        notes.append(f"Saved to {config.output}.")
+    return _section("Measurement", summary + _table(header, rows), notes)
+
+
+def plot_measurement(measurement):
+    """Memory (allocated and reserved: baseline, end, peak) and host time per phase row."""
+    import matplotlib.pyplot as plt  # only here: import iteragpu stays light
+
+    rows = measurement.phases
+    labels = [_row_label(row) for row in rows]
+    positions = range(len(rows))
+    figure, (allocated_axes, reserved_axes, time_axes) = plt.subplots(
+        3, 1, figsize=(9, 8), sharex=True, constrained_layout=True
+    )
+    width = 0.27
+    for axes, kind in ((allocated_axes, "allocated"), (reserved_axes, "reserved")):
+        series = (
+            ("baseline", [getattr(row.baseline, f"{kind}_bytes") / _MIB for row in rows]),
+            ("end", [getattr(row.end, f"{kind}_bytes") / _MIB for row in rows]),
+            ("peak", [getattr(row.end, f"peak_{kind}_bytes") / _MIB for row in rows]),
+        )
+        for offset, (name, values) in zip((-width, 0, width), series):
+            axes.bar([p + offset for p in positions], values, width, label=name)
+        axes.set_ylabel(f"{kind} (MiB)")
+        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+        axes.grid(axis="y", alpha=0.3)
+    time_axes.bar(positions, [row.host_seconds * 1000 for row in rows], 0.5, label="host (wall clock)")
+    if any(row.gpu_event_seconds is not None for row in rows):
+        time_axes.plot(
+            positions,
+            [float("nan") if row.gpu_event_seconds is None else row.gpu_event_seconds * 1000 for row in rows],
+            "o", color="black", label="GPU events",
+        )
+    time_axes.set_ylabel("time (ms)")
+    time_axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    time_axes.grid(axis="y", alpha=0.3)
+    time_axes.set_xticks(list(positions))
+    time_axes.set_xticklabels(labels, rotation=30, ha="right")
+    config = measurement.configuration
+    figure.suptitle(
+        f"{config.device}: batch {config.batch}, context {config.context}, width {config.width}, "
+        f"{config.dtype} (this process's allocator only)"
+    )
+    return figure
+
+
+class ProgressLine:
+    """A one-line progress display: an updated output in Jupyter, a rewritten line on a
+    terminal. No dependency beyond IPython, which a Jupyter kernel already has."""
+
+    def __init__(self, device, write, shown_at_start):
+        self._device = device
+        self._write = write
+        # Something is on screen that does not yet say how the measurement ended.
+        self._open = shown_at_start
+
+    @classmethod
+    def for_current_output(cls, device):
+        """A ProgressLine for this kernel or terminal, or None where nobody would see it."""
+        ipython = sys.modules.get("IPython")
+        shell = ipython.get_ipython() if ipython is not None else None
+        if shell is not None and getattr(shell, "kernel", None) is not None:
+            from IPython.display import display
+
+            handle = display({"text/plain": f"iteragpu: measuring on {device}..."}, raw=True, display_id=True)
+
+            def write(text, final=False):
+                handle.update({"text/plain": text}, raw=True)
+
+            return cls(device, write, shown_at_start=True)
+        stream = sys.stderr
+        if stream is not None and hasattr(stream, "isatty") and stream.isatty():
+            def write(text, final=False):
+                stream.write("\r\033[K" + text + ("\n" if final else ""))
+                stream.flush()
+
+            return cls(device, write, shown_at_start=False)
+        return None
+
+    def __call__(self, row, rows_done, rows_total):
+        text = (
+            f"iteragpu: {self._device} {rows_done}/{rows_total} {_row_label(row)}: "
+            f"{row.host_seconds:.4f} s, peak allocated {_rounded(decimal.Decimal(row.end.peak_allocated_bytes) / _MIB)} MiB"
+        )
+        final = rows_done == rows_total
+        self._write(text, final=final)
+        self._open = not final
+
+    def close(self):
+        """Ends the line when the measurement stopped before its last row."""
+        if self._open:
+            self._write(f"iteragpu: {self._device}: the measurement did not complete; nothing was written",
+                        final=True)
+            self._open = False

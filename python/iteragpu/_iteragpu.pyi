@@ -1,0 +1,225 @@
+# Type stubs of the private extension iteragpu._iteragpu (python/src/*.cpp).
+# Exact values: int when whole, decimal.Decimal otherwise (see each attribute).
+
+import os
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Tuple, Union
+
+__version__: str
+
+def build_description() -> str: ...
+
+Number = Union[int, str, Decimal, float]
+PathArg = Union[str, os.PathLike]
+
+# Errors (python/src/error_bindings.cpp).
+class Error(Exception): ...
+class UsageError(Error, ValueError):
+    field: Optional[str]
+class DataFileError(Error, ValueError): ...
+class ResourceUnavailable(Error): ...
+class BackendUnavailable(ResourceUnavailable): ...
+class DeviceUnavailable(ResourceUnavailable): ...
+class OutputExists(ResourceUnavailable, FileExistsError): ...
+class MeasurementFailed(Error, RuntimeError): ...
+class OutOfMemory(MeasurementFailed): ...
+class Interrupted(Error, KeyboardInterrupt): ...
+
+class _Report:
+    def to_json(self) -> str: ...
+    def to_text(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+
+# Estimate (python/src/estimate_bindings.cpp).
+class MemoryAmount:
+    @property
+    def bytes(self) -> Union[int, Decimal]: ...
+    @property
+    def gib(self) -> Decimal: ...
+    @property
+    def gb(self) -> Decimal: ...
+
+class MemoryEstimate(_Report):
+    @property
+    def parameters(self) -> int: ...
+    @property
+    def bits(self) -> int: ...
+    @property
+    def total_bits(self) -> int: ...
+    @property
+    def weights(self) -> MemoryAmount: ...
+    @property
+    def reserve(self) -> MemoryAmount: ...
+    @property
+    def total(self) -> MemoryAmount: ...
+    not_included: ClassVar[List[str]]
+    def _repr_html_(self) -> str: ...
+
+class MemoryEstimator:
+    def __init__(self) -> None: ...
+    def estimate(self, parameters: Number, bits: Number, reserve_gib: Number = ...) -> MemoryEstimate: ...
+
+# Packages (python/src/package_bindings.cpp).
+class CatalogEntry:
+    gpu: str
+    gpu_name: str
+    days: int
+    lot_price_cents: int
+    gpus_per_lot: int
+    snapshot_date: str
+    source: str
+    line: int
+
+class Catalog(_Report):
+    @staticmethod
+    def load(path: PathArg, require_full_grid: bool = ...) -> Catalog: ...
+    @staticmethod
+    def shipped_path() -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def entries(self) -> List[CatalogEntry]: ...
+    def find(self, gpu: str, days: int) -> CatalogEntry: ...
+
+class UnitCost:
+    @property
+    def accepted_results(self) -> int: ...
+    @property
+    def numerator_cents(self) -> int: ...
+    @property
+    def denominator(self) -> int: ...
+    @property
+    def cents(self) -> Fraction: ...
+    @property
+    def exact_usd(self) -> Optional[Decimal]: ...
+    display_usd: str
+    display_rounding: ClassVar[str]
+
+class Quote(_Report):
+    entry: CatalogEntry
+    catalog_path: str
+    @property
+    def lots(self) -> int: ...
+    @property
+    def total_gpus(self) -> int: ...
+    @property
+    def total_cents(self) -> int: ...
+    @property
+    def total_usd(self) -> Decimal: ...
+    unit_cost: Optional[UnitCost]
+    def _repr_html_(self) -> str: ...
+
+class PackageCalculator:
+    def __init__(self, catalog: Union[None, PathArg, Catalog] = ...) -> None: ...
+    @property
+    def catalog(self) -> Catalog: ...
+    def quote(self, gpu: str, days: Number, lots: Number = ...,
+              accepted_results: Optional[Number] = ...) -> Quote: ...
+
+# Environment (python/src/environment_bindings.cpp).
+class GpuDevice:
+    index: int
+    name: str
+    compute_capability_major: int
+    compute_capability_minor: int
+    total_memory_bytes: int
+    multiprocessors: int
+
+class StackReport:
+    torch_version: str
+    cuda_build_version: Optional[str]
+    hip_build_version: Optional[str]
+    cudnn_version: Optional[str]
+    gpu_runtime_available: bool
+    gpus: List[GpuDevice]
+    selected_free_bytes: Optional[int]
+    selected_total_bytes: Optional[int]
+
+class EnvironmentReport(_Report):
+    iteragpu_version: str
+    iteragpu_build: str
+    os_name: str
+    os_distribution: Optional[str]
+    kernel_release: str
+    architecture: str
+    libc: str
+    backend_available: bool
+    backend_path: str
+    backend_error: str
+    stack: Optional[StackReport]
+    selected_device: str
+    selected_index: int
+    selected_present: bool
+    nvidia_driver_version: Optional[str]
+    nvidia_driver_source: str
+    def _repr_html_(self) -> str: ...
+
+class Environment:
+    def __init__(self) -> None: ...
+    def collect(self, device: str = ..., output: Optional[PathArg] = ...,
+                backend_path: Optional[PathArg] = ...) -> EnvironmentReport: ...
+
+# Measure (python/src/measure_bindings.cpp).
+class AllocatorCounters:
+    allocated_bytes: int
+    reserved_bytes: int
+    peak_allocated_bytes: int
+    peak_reserved_bytes: int
+
+class PhaseRow:
+    phase: str
+    repeat: int
+    forwards: int
+    host_seconds: float
+    gpu_event_seconds: Optional[float]
+    baseline: AllocatorCounters
+    end: AllocatorCounters
+
+class MeasureRequest:
+    def __init__(self, *, device: str = ..., batch: int = ..., context: int = ..., width: int = ...,
+                 hidden: int = ..., dtype: str = ..., warmup: int = ..., repeats: int = ...,
+                 seed: int = ..., output: Optional[PathArg] = ...,
+                 backend_path: Optional[PathArg] = ...) -> None: ...
+    device: str
+    batch: int
+    context: int
+    width: int
+    hidden: int
+    dtype: str
+    warmup: int
+    repeats: int
+    seed: int
+    output: str
+    backend_path: str
+
+class SyntheticModel:
+    @staticmethod
+    def from_request(request: MeasureRequest) -> SyntheticModel: ...
+    batch: int
+    context: int
+    width: int
+    hidden: int
+    dtype: str
+    dtype_bytes: int
+    parameter_count: int
+    parameter_bytes: int
+    input_bytes: int
+
+class Measurement(_Report):
+    environment: EnvironmentReport
+    configuration: MeasureRequest
+    model: SyntheticModel
+    phases: List[PhaseRow]
+    def plot(self) -> Any: ...  # matplotlib.figure.Figure
+    def _repr_html_(self) -> str: ...
+
+ProgressCallback = Callable[[PhaseRow, int, int], None]
+
+class PhaseMeasurer:
+    """In-process; iteragpu.PhaseMeasurer runs in a child process by default."""
+    def __init__(self) -> None: ...
+    def measure(self, request: MeasureRequest, progress: Optional[ProgressCallback] = ...) -> Measurement: ...
+    def run(self, request: MeasureRequest, progress: Optional[ProgressCallback] = ...) -> Measurement: ...
+    @staticmethod
+    def request_interrupt() -> None: ...

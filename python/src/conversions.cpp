@@ -1,0 +1,71 @@
+// Conversions shared by the bindings. Exact numbers leave the core as canonical decimal
+// text (ExactDecimal), so they become int / decimal.Decimal without passing through a
+// double.
+
+#include <cmath>
+
+#include "bindings.hpp"
+
+namespace iteragpu::python {
+
+py::object exact_integer(const ExactDecimal& value) {
+  PyObject* number = PyLong_FromString(value.str().c_str(), nullptr, 10);
+  if (number == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(number);
+}
+
+py::object exact_decimal(const ExactDecimal& value) {
+  return py::module_::import("decimal").attr("Decimal")(value.str());
+}
+
+py::object exact_number(const ExactDecimal& value) {
+  return value.is_integer() ? exact_integer(value) : exact_decimal(value);
+}
+
+std::string numeric_keyword_text(py::handle value, const char* keyword) {
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  // bool is an int subclass, but True as a count is a mistake, not 1.
+  if (py::isinstance<py::bool_>(value))
+    throw py::type_error(std::string(keyword) + ": expected a number, got a bool");
+  if (py::isinstance<py::int_>(value)) return py::str(value).cast<std::string>();
+  const py::object decimal_type = py::module_::import("decimal").attr("Decimal");
+  if (py::isinstance(value, decimal_type)) {
+    // Plain notation: str(Decimal("4E+1")) would be "4E+1", which the core rejects.
+    return py::module_::import("builtins").attr("format")(value, "f").cast<std::string>();
+  }
+  if (py::isinstance<py::float_>(value)) {
+    const double number = value.cast<double>();
+    // NaN and infinities pass as text so the core rejects them with its own message.
+    if (!std::isfinite(number)) return py::repr(value).cast<std::string>();
+    // The shortest repr is what the user typed in practice (0.1 → "0.1"); a whole float
+    // such as 7e9 is the integer it denotes ("7000000000", not "7000000000.0").
+    const py::object exact = decimal_type(py::repr(value));
+    if (exact.equal(exact.attr("to_integral_value")()))
+      return py::str(py::int_(exact)).cast<std::string>();
+    return py::module_::import("builtins").attr("format")(exact, "f").cast<std::string>();
+  }
+  throw py::type_error(std::string(keyword) + ": expected an int, a str, a decimal.Decimal "
+                       "or a float, got " + py::type::of(value).attr("__name__").cast<std::string>());
+}
+
+std::string path_keyword_text(py::handle value, const char* keyword) {
+  if (value.is_none()) return "";
+  const py::module_ os = py::module_::import("os");
+  if (!py::isinstance<py::str>(value) && !py::hasattr(value, "__fspath__"))
+    throw py::type_error(std::string(keyword) + ": expected a str or os.PathLike path, got " +
+                         py::type::of(value).attr("__name__").cast<std::string>());
+  const py::object path = os.attr("fspath")(value);
+  if (!py::isinstance<py::str>(path))
+    throw py::type_error(std::string(keyword) + ": expected a text path, not bytes");
+  return path.cast<std::string>();
+}
+
+py::object json_to_dict(const std::string& json) {
+  return py::module_::import("json").attr("loads")(json);
+}
+
+py::object call_display(const char* function, py::handle argument) {
+  return py::module_::import("iteragpu._display").attr(function)(argument);
+}
+
+}  // namespace iteragpu::python

@@ -1,0 +1,22 @@
+// iteragpu._iteragpu: the private extension behind the iteragpu package. A thin layer over
+// the core's public API; one register_* call per bound area. The LibTorch backend is not
+// loaded here: the core opens it on first GPU use.
+
+#include "bindings.hpp"
+#include "iteragpu/version.hpp"
+
+PYBIND11_MODULE(_iteragpu, m) {
+  namespace python = iteragpu::python;
+  m.doc() = R"pbdoc(
+    Private extension of the iteragpu package; import iteragpu instead.
+  )pbdoc";
+  m.attr("__version__") = iteragpu::version();
+  m.def("build_description", &iteragpu::build_description,
+        "One line: compiler, build type, whether the LibTorch backend plugin was built.");
+
+  python::register_errors(m);
+  python::register_estimate(m);
+  python::register_packages(m);
+  python::register_environment(m);
+  python::register_measure(m);
+}

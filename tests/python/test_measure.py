@@ -1,0 +1,238 @@
+"""iteragpu.measure in a child process (the default) and in-process.
+
+Without a GPU the real plugin must refuse with DeviceUnavailable (BackendUnavailable in a
+build without LibTorch) and leave no file. The whole success path, out of memory and
+interruptions are driven through the scripted test double of the plugin. In-process runs
+that open the test double happen in a fresh interpreter: one plugin per process.
+"""
+
+import json
+import pickle
+import sys
+
+import pytest
+
+import iteragpu
+
+SMALL = dict(batch=1, context=16, width=64, dtype="float32", warmup=1, repeats=2)
+PHASES = ["model_load", "inputs", "cold_forward", "warmup", "warm_forward", "warm_forward"]
+
+
+def expected_no_gpu_error(torch_backend_built):
+    return iteragpu.DeviceUnavailable if torch_backend_built else iteragpu.BackendUnavailable
+
+
+# --- the real plugin on this machine (no GPU) ---------------------------------------------
+
+
+def test_child_process_without_gpu_raises_and_leaves_no_file(tmp_path, torch_backend_built):
+    if gpu_visible():
+        pytest.skip("this machine has a GPU")
+    output = tmp_path / "mesures-petit-essai.json"
+    with pytest.raises(expected_no_gpu_error(torch_backend_built)) as raised:
+        iteragpu.measure(device="cuda:0", output=output, **SMALL)
+    assert "nothing was measured" in str(raised.value) or "backend" in str(raised.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_in_process_without_gpu_raises_and_leaves_no_file(tmp_path, torch_backend_built):
+    if gpu_visible():
+        pytest.skip("this machine has a GPU")
+    output = tmp_path / "mesures-petit-essai.json"
+    with pytest.raises(expected_no_gpu_error(torch_backend_built)):
+        iteragpu.measure(device="cuda:0", output=str(output), in_process=True, **SMALL)
+    assert list(tmp_path.iterdir()) == []
+
+
+def gpu_visible():
+    report = iteragpu.environment()
+    return report.stack is not None and report.stack.gpu_runtime_available
+
+
+def test_missing_plugin_raises_backend_unavailable(tmp_path):
+    with pytest.raises(iteragpu.BackendUnavailable, match="no-such-plugin"):
+        iteragpu.measure(output=tmp_path / "m.json", backend_path=tmp_path / "no-such-plugin.so")
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- the success path, through the test double ---------------------------------------------
+
+
+def test_child_process_measurement_with_progress(tmp_path, fake_backend):
+    output = tmp_path / "m.json"
+    rows_seen = []
+    measurement = iteragpu.measure(
+        output=output, backend_path=fake_backend, progress=lambda row, done, total: rows_seen.append((row.phase, done, total)), **SMALL
+    )
+    assert isinstance(measurement, iteragpu.Measurement)
+    assert [row.phase for row in measurement.phases] == PHASES
+    assert [row.repeat for row in measurement.phases] == [0, 0, 0, 0, 1, 2]
+    assert rows_seen == [(phase, i + 1, 6) for i, phase in enumerate(PHASES)]
+    # The file is the core's, and to_dict() is exactly it.
+    assert measurement.to_dict() == json.loads(output.read_text())
+    # Attributes: separate counters, allocated never above reserved.
+    cold = measurement.phases[2]
+    assert cold.forwards == 1
+    assert cold.end.allocated_bytes > cold.baseline.allocated_bytes
+    assert cold.end.allocated_bytes <= cold.end.reserved_bytes
+    assert cold.end.peak_allocated_bytes >= cold.end.allocated_bytes
+    assert measurement.model.parameter_count == 64 * 256 * 2 + 256 + 64
+    assert measurement.configuration.output == str(output)
+    assert measurement.environment.stack.gpus[0].name == "Fake GPU 0"
+    copy = pickle.loads(pickle.dumps(measurement))
+    assert copy.to_json() == measurement.to_json()
+
+
+def test_json_matches_the_schema(fake_backend, schema_validator):
+    measurement = iteragpu.measure(backend_path=fake_backend, progress=False, **SMALL)
+    schema_validator(measurement.to_dict(), "measurement")
+
+
+def test_without_output_nothing_is_written(tmp_path, fake_backend):
+    measurement = iteragpu.measure(backend_path=fake_backend, progress=False, **SMALL)
+    assert len(measurement.phases) == 6
+    assert measurement.configuration.output == ""
+
+
+def test_in_process_measurement_with_progress(tmp_path, fake_backend, run_python):
+    output = tmp_path / "m.json"
+    completed = run_python(
+        "import iteragpu, json\n"
+        "rows = []\n"
+        f"m = iteragpu.measure(output={str(output)!r}, backend_path={fake_backend!r}, in_process=True,\n"
+        f"                     progress=lambda row, done, total: rows.append([row.phase, done, total]), **{SMALL!r})\n"
+        "print(json.dumps({'rows': rows, 'result': m.to_dict()}))\n"
+    )
+    assert completed.returncode == 0, completed.stderr
+    printed = json.loads(completed.stdout)
+    assert printed["rows"] == [[phase, i + 1, 6] for i, phase in enumerate(PHASES)]
+    assert printed["result"] == json.loads(output.read_text())
+
+
+# --- failures: the same exception type in both modes, and never a file ---------------------
+
+
+def in_child_and_in_process(run_python, tmp_path, fake_backend, options, script=""):
+    """Runs a failing measurement in both modes in a fresh interpreter (one plugin per
+    process); returns [(mode, exception type name, message), ...] and checks no file."""
+    output = tmp_path / "m.json"
+    completed = run_python(
+        "import iteragpu, json\n"
+        "results = []\n"
+        "for in_process in (False, True):\n"
+        "    try:\n"
+        f"        iteragpu.measure(output={str(output)!r}, backend_path={fake_backend!r},\n"
+        f"                         in_process=in_process, progress=False, **{options!r})\n"
+        "        results.append([in_process, 'no error', ''])\n"
+        "    except BaseException as error:\n"
+        "        results.append([in_process, type(error).__name__, str(error),\n"
+        "                        [base.__name__ for base in type(error).__mro__]])\n"
+        "print(json.dumps(results))\n",
+        extra={"ITERAGPU_FAKE_BACKEND": script},
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert not output.exists()
+    return json.loads(completed.stdout.splitlines()[-1])
+
+
+def test_out_of_memory_names_the_phase(run_python, tmp_path, fake_backend):
+    results = in_child_and_in_process(run_python, tmp_path, fake_backend, SMALL, "fail=forward:1:oom")
+    for in_process, name, message, bases in results:
+        assert name == "OutOfMemory", (in_process, name, message)
+        assert "MeasurementFailed" in bases and "RuntimeError" in bases
+        assert "cold_forward" in message
+
+
+def test_interrupt_stops_between_phases(run_python, tmp_path, fake_backend):
+    # The double raises SIGINT during the first forward, as a user's Ctrl-C would.
+    results = in_child_and_in_process(run_python, tmp_path, fake_backend, SMALL, "interrupt=forward:1")
+    for in_process, name, message, bases in results:
+        assert name == "Interrupted", (in_process, name, message)
+        assert "KeyboardInterrupt" in bases
+        assert "nothing was written" in message
+
+
+def test_bad_values_raise_value_error_in_both_modes(run_python, tmp_path, fake_backend):
+    for options, keyword in [(dict(SMALL, batch=0), "batch"), (dict(SMALL, dtype="float64"), "dtype"),
+                             (dict(SMALL, device="cuda"), "device")]:
+        results = in_child_and_in_process(run_python, tmp_path, fake_backend, options)
+        for in_process, name, message, bases in results:
+            assert name == "UsageError" and "ValueError" in bases, (in_process, name, message)
+            assert message.startswith(keyword + ": "), message
+
+
+def test_wrong_type_is_a_type_error():
+    with pytest.raises(TypeError):
+        iteragpu.measure(batch="1")
+    with pytest.raises(TypeError, match="progress"):
+        iteragpu.measure(progress="yes")
+
+
+def test_existing_output_is_refused_and_kept(tmp_path, fake_backend):
+    output = tmp_path / "m.json"
+    output.write_text("earlier result")
+    for in_process in (False, True):  # refused before any plugin is opened
+        with pytest.raises(iteragpu.OutputExists) as raised:
+            iteragpu.measure(output=output, backend_path=fake_backend, in_process=in_process, **SMALL)
+        assert isinstance(raised.value, FileExistsError)
+    assert output.read_text() == "earlier result"
+
+
+def test_progress_callback_error_stops_the_measurement(run_python, tmp_path, fake_backend):
+    output = tmp_path / "m.json"
+    completed = run_python(
+        "import iteragpu\n"
+        "def progress(row, done, total):\n"
+        "    if done == total:  # even on the last row, before the file is published\n"
+        "        raise LookupError('stop here')\n"
+        "for in_process in (False, True):\n"
+        "    try:\n"
+        f"        iteragpu.measure(output={str(output)!r}, backend_path={fake_backend!r},\n"
+        "                         in_process=in_process, progress=progress)\n"
+        "    except LookupError as error:\n"
+        "        print(in_process, error)\n"
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines() == ["False stop here", "True stop here"]
+    assert not output.exists()
+
+
+def test_child_that_dies_without_result_raises_error(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    with pytest.raises(iteragpu.Error, match="exited with code 1 without a result"):
+        iteragpu.measure(output=tmp_path / "m.json")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_child_imports_this_package(fake_backend, tmp_path, monkeypatch):
+    # Even with PYTHONPATH cleared, the child finds the iteragpu the parent imported.
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    measurement = iteragpu.measure(backend_path=fake_backend, progress=False)
+    assert len(measurement.phases) == 6
+
+
+def test_measurement_html_and_repr(fake_backend):
+    measurement = iteragpu.measure(backend_path=fake_backend, progress=False, **SMALL)
+    page = measurement._repr_html_()
+    for phase in ("model_load", "cold_forward", "warm_forward #2"):
+        assert phase in page
+    cold = measurement.phases[2]
+    assert f"{cold.end.peak_allocated_bytes:,}" in page
+    assert "never add them" in page
+    assert repr(measurement) == "Measurement(device='cuda:0', phases=6)"
+
+
+def test_plot_has_memory_and_time_panels(fake_backend, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    measurement = iteragpu.measure(backend_path=fake_backend, progress=False, **SMALL)
+    figure = measurement.plot()
+    axes = figure.get_axes()
+    assert [a.get_ylabel() for a in axes] == ["allocated (MiB)", "reserved (MiB)", "time (ms)"]
+    labels = [label.get_text() for label in axes[2].get_xticklabels()]
+    assert labels == ["model_load", "inputs", "cold_forward", "warmup", "warm_forward #1", "warm_forward #2"]
+    # Three bars (baseline, end, peak) per phase row on each memory panel.
+    assert len(axes[0].patches) == 3 * 6
+    figure.savefig(tmp_path / "phases.png")
+    assert (tmp_path / "phases.png").stat().st_size > 0

@@ -1,0 +1,155 @@
+"""The package itself: what importing it loads, its exceptions, stubs and version."""
+
+import ast
+import os
+
+import pytest
+
+import iteragpu
+
+PACKAGE_DIR = os.path.dirname(iteragpu.__file__)
+
+
+def test_import_loads_neither_libtorch_nor_matplotlib(run_python):
+    completed = run_python(
+        "import sys, iteragpu\n"
+        "maps = open('/proc/self/maps').read()\n"
+        "print('libtorch' in maps, 'libc10' in maps, 'iteragpu_torch_backend' in maps)\n"
+        "print('matplotlib' in sys.modules, 'torch' in sys.modules)\n"
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == ["False"] * 5
+
+
+def test_estimate_and_quote_do_not_load_libtorch(run_python):
+    completed = run_python(
+        "import iteragpu\n"
+        "iteragpu.estimate('7B', 16, reserve_gib=4)._repr_html_()\n"
+        "iteragpu.quote('b200', 7, lots=2, accepted_results=3)._repr_html_()\n"
+        "print('libtorch' in open('/proc/self/maps').read())\n"
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == ["False"]
+
+
+def test_environment_loads_libtorch_on_first_use(run_python, torch_backend_built):
+    if not torch_backend_built:
+        pytest.skip("built without the LibTorch backend")
+    completed = run_python(
+        "import iteragpu\n"
+        "maps = lambda: open('/proc/self/maps').read()\n"
+        "before = 'libtorch' in maps()\n"
+        "iteragpu.environment()\n"
+        "print(before, 'libtorch' in maps())\n"
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == ["False", "True"]
+
+
+def test_plot_imports_matplotlib_only_when_asked(run_python, fake_backend):
+    completed = run_python(
+        "import sys, iteragpu\n"
+        f"m = iteragpu.measure(backend_path={fake_backend!r}, progress=False)\n"
+        "m._repr_html_()\n"
+        "print('matplotlib' in sys.modules)\n"
+        "m.plot()\n"
+        "print('matplotlib.pyplot' in sys.modules)\n",
+        extra={"MPLBACKEND": "Agg"},
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == ["False", "True"]
+
+
+HIERARCHY = {
+    "Error": (Exception,),
+    "UsageError": ("Error", ValueError),
+    "DataFileError": ("Error", ValueError),
+    "ResourceUnavailable": ("Error",),
+    "BackendUnavailable": ("ResourceUnavailable",),
+    "DeviceUnavailable": ("ResourceUnavailable",),
+    "OutputExists": ("ResourceUnavailable", FileExistsError),
+    "MeasurementFailed": ("Error", RuntimeError),
+    "OutOfMemory": ("MeasurementFailed",),
+    "Interrupted": ("Error", KeyboardInterrupt),
+}
+
+
+@pytest.mark.parametrize("name, bases", HIERARCHY.items())
+def test_exception_hierarchy(name, bases):
+    error_type = getattr(iteragpu, name)
+    assert error_type.__module__ == "iteragpu"
+    assert error_type.__doc__, name
+    assert error_type is getattr(iteragpu._iteragpu, name)  # registered once
+    for base in bases:
+        base_type = getattr(iteragpu, base) if isinstance(base, str) else base
+        assert issubclass(error_type, base_type), (name, base_type)
+    if name != "Error":
+        assert issubclass(error_type, iteragpu.Error)
+
+
+def test_usage_error_carries_the_keyword():
+    with pytest.raises(iteragpu.UsageError) as raised:
+        iteragpu.quote("b200", 7, lots="many")
+    assert raised.value.field == "lots"
+    assert iteragpu.UsageError("x").field is None  # raised by hand: no keyword
+
+
+def test_version_matches_the_cli(cli):
+    completed = cli("--version")
+    assert completed.returncode == 0
+    assert completed.stdout.startswith(f"iteragpu {iteragpu.__version__} ")
+    assert iteragpu.build_description() in completed.stdout
+
+
+def test_package_files_are_beside_the_extension():
+    names = set(os.listdir(PACKAGE_DIR))
+    for required in ("__init__.py", "__init__.pyi", "_iteragpu.pyi", "py.typed", "_measure.py",
+                     "_measure_child.py", "_display.py"):
+        assert required in names
+    assert any(name.startswith("_iteragpu.") and name.endswith(".so") for name in names)
+
+
+def test_stubs_declare_every_public_name():
+    with open(os.path.join(PACKAGE_DIR, "__init__.pyi"), encoding="utf-8") as file:
+        tree = ast.parse(file.read())
+    declared = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            declared.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            declared.add(node.name)
+    assert set(iteragpu.__all__) <= declared, set(iteragpu.__all__) - declared
+    for name in iteragpu.__all__:
+        assert hasattr(iteragpu, name), name
+
+
+def test_extension_stub_names_exist():
+    with open(os.path.join(PACKAGE_DIR, "_iteragpu.pyi"), encoding="utf-8") as file:
+        tree = ast.parse(file.read())
+    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef) and not node.name.startswith("_")]
+    for name in classes:
+        assert hasattr(iteragpu._iteragpu, name), name
+
+
+def test_every_binding_has_documented_keywords():
+    # py::arg on every parameter: the signatures name their keywords.
+    for function, keywords in [
+        (iteragpu.MemoryEstimator.estimate, ["parameters", "bits", "reserve_gib"]),
+        (iteragpu.PackageCalculator.quote, ["gpu", "days", "lots", "accepted_results"]),
+        (iteragpu.Environment.collect, ["device", "output", "backend_path"]),
+        (iteragpu.MeasureRequest.__init__, ["device", "batch", "context", "width", "hidden", "dtype",
+                                            "warmup", "repeats", "seed", "output", "backend_path"]),
+        (iteragpu._iteragpu.PhaseMeasurer.measure, ["request", "progress"]),
+    ]:
+        signature = function.__doc__.splitlines()[0]
+        for keyword in keywords:
+            assert f"{keyword}:" in signature, (function, keyword, signature)
+        assert "Returns:" in function.__doc__ or function.__name__ == "__init__"
+
+
+def test_defaults_come_from_the_core_request_structs():
+    request = iteragpu.MeasureRequest()
+    assert (request.device, request.batch, request.context, request.width) == ("cuda:0", 1, 16, 64)
+    assert (request.dtype, request.warmup, request.repeats, request.hidden) == ("float32", 1, 2, 0)
+    assert iteragpu.estimate(1, 8).reserve.bytes == 0
+    assert iteragpu.quote("b200", 7).lots == 1

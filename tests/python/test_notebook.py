@@ -1,0 +1,120 @@
+"""examples/mesure-memoire.ipynb: committed without outputs, and it runs from top to bottom
+in a real Jupyter kernel (the system Python's ipykernel, with this environment's
+PYTHONPATH), failing on any cell error."""
+
+import json
+import os
+
+import pytest
+
+from conftest import SOURCE_DIR
+
+NOTEBOOK = os.path.join(SOURCE_DIR, "examples", "mesure-memoire.ipynb")
+
+
+def load_notebook():
+    with open(NOTEBOOK, encoding="utf-8") as file:
+        return json.load(file)
+
+
+def test_notebook_is_committed_without_outputs():
+    notebook = load_notebook()
+    code_cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    assert code_cells
+    for cell in code_cells:
+        assert cell["outputs"] == [], "".join(cell["source"])[:60]
+        assert cell["execution_count"] is None
+    assert notebook["metadata"]["kernelspec"]["name"] == "python3"
+
+
+def test_notebook_uses_the_package_and_guards_the_gpu_cells():
+    sources = ["".join(cell["source"]) for cell in load_notebook()["cells"] if cell["cell_type"] == "code"]
+    text = "\n".join(sources)
+    assert "import iteragpu" in text
+    assert "parameters=7_000_000_000, bits=16, reserve_gib=4" in text
+    assert 'quote("b200", days=7, lots=2)' in text
+    for cell in sources:
+        if "iteragpu.measure(" in cell:
+            assert "except (iteragpu.DeviceUnavailable, iteragpu.BackendUnavailable)" in cell
+
+
+def outputs_text(cell):
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output["text"])
+        for key in ("text/html", "text/plain"):
+            if key in output.get("data", {}):
+                data = output["data"][key]
+                parts.append(data if isinstance(data, str) else "".join(data))
+    return "\n".join(parts)
+
+
+def test_notebook_runs_in_a_jupyter_kernel(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook, timeout=600, kernel_name="python3", allow_errors=False,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    # The kernel imports the same iteragpu as these tests, whatever its working directory.
+    import iteragpu
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(iteragpu.__file__)))
+    environment = dict(os.environ, PYTHONPATH=package_parent, PYDEVD_DISABLE_FILE_VALIDATION="1")
+    client.execute(env=environment)  # raises CellExecutionError on any cell error
+
+    cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    everything = "\n".join(outputs_text(cell) for cell in cells)
+    assert all(output.get("output_type") != "error" for cell in cells for output in cell.outputs)
+    assert "Traceback" not in everything
+    assert "13.03851604461669921875" in everything  # the seed estimate, exact
+    assert "illustrative" in everything  # the quote says its prices are illustrative
+    measured = "warm_forward #2" in everything
+    if not measured:
+        # No GPU here: the clear message, twice, and no plot.
+        assert everything.count("No measurement on this machine") == 2
+        assert "No measurement to plot" in everything
+    else:
+        assert any("image/png" in output.get("data", {}) for cell in cells for output in cell.outputs)
+    assert not os.listdir(tmp_path) or all(not name.endswith(".json") for name in os.listdir(tmp_path))
+
+
+def run_cells(sources, tmp_path):
+    """Executes code cells in a fresh Jupyter kernel; returns the executed cells."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    import iteragpu
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(iteragpu.__file__)))
+    environment = dict(os.environ, PYTHONPATH=package_parent, PYDEVD_DISABLE_FILE_VALIDATION="1")
+    nbclient.NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute(env=environment)
+    return notebook.cells
+
+
+def test_progress_line_and_views_in_a_kernel(tmp_path, fake_backend):
+    cells = run_cells(
+        [
+            "import iteragpu",
+            f"m = iteragpu.measure(backend_path={fake_backend!r})",
+            f"iteragpu.measure(backend_path={fake_backend!r}, in_process=True)",
+            f"try:\n    iteragpu.measure(backend_path={fake_backend!r}, batch=2, hidden=-1)\n"
+            "except ValueError as error:\n    print(error)",
+            "figure = m.plot()",
+        ],
+        tmp_path,
+    )
+    # Child process: one display, updated row by row; its final state is the last row.
+    child_progress = outputs_text(cells[1])
+    assert "iteragpu: cuda:0 6/6 warm_forward #2" in child_progress, child_progress
+    in_process = cells[2].outputs
+    assert "6/6 warm_forward #2" in outputs_text(cells[2])
+    assert any("text/html" in output.get("data", {}) for output in in_process)  # the Measurement
+    # A failure before any row: the progress line says so, then the error message.
+    failed = outputs_text(cells[3])
+    assert "did not complete" in failed and "hidden: " in failed
+    assert any("image/png" in output.get("data", {}) for output in cells[4].outputs)
