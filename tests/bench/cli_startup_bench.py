@@ -10,7 +10,6 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 
@@ -18,12 +17,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
+DEVNULL = os.open(os.devnull, os.O_WRONLY)
+
+
 def wall_seconds(argv):
+    # posix_spawn + waitpid: the least harness overhead Python offers, the same for both sides.
     start = time.perf_counter()
-    completed = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    pid = os.posix_spawn(argv[0], argv, os.environ,
+                         file_actions=[(os.POSIX_SPAWN_DUP2, DEVNULL, 1)])
+    _, status = os.waitpid(pid, 0)
     elapsed = time.perf_counter() - start
-    if completed.returncode != 0:
-        sys.exit(f"{argv[0]} failed ({completed.returncode}): {completed.stderr.decode().strip()}")
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(argv)} failed with {os.waitstatus_to_exitcode(status)}")
     return elapsed
 
 
@@ -51,6 +56,8 @@ def main():
     catalog = os.path.join(ROOT, "data", "tarifs-forfaits.csv")
     print(f"{time.strftime('%Y-%m-%d')} {platform.machine()} {os.cpu_count()} CPUs,"
           f" {args.runs} interleaved runs each, medians of whole-process wall time")
+    floor = statistics.median(wall_seconds(["/bin/true"]) for _ in range(args.runs))
+    print(f"floor: /bin/true takes {floor * 1e3:.2f} ms in this harness (process creation)")
     ratios = [
         compare("estimate",
                 [args.iteragpu, "estimate", "--parameters", "7000000000", "--bits", "16", "--reserve-gib", "4"],
