@@ -8,6 +8,8 @@ The same core C++ library as the ``iteragpu`` command, through a private extensi
     iteragpu.environment(device="cuda:0")                                # a diagnostic
     iteragpu.measure(device="cuda:0", output="mesures.json")              # one GPU, child process
     iteragpu.quote("b200", days=7, lots=2)                                # package prices
+    iteragpu.results_add("resultats.csv", measurement="mesures.json", ...)  # one real run
+    iteragpu.results_report("resultats.csv")                               # cost per result
 
 Results have attributes (exact values as ``int`` / ``decimal.Decimal``), ``to_dict()``
 (equal to the CLI's JSON), ``to_json()``, ``to_text()`` and an HTML view in Jupyter.
@@ -16,7 +18,8 @@ Errors: bad input raises ``UsageError`` (a ``ValueError``); a wrong type ``TypeE
 The library's own errors derive from ``iteragpu.Error``:
 
 - ``UsageError`` (also ``ValueError``): a malformed keyword value; ``.field`` names it.
-- ``DataFileError`` (also ``ValueError``): a missing or malformed catalog file.
+- ``DataFileError`` (also ``ValueError``): a missing or malformed catalog or results
+  table (``file:line: reason``).
 - ``ResourceUnavailable``: something the request needs is not there; subclasses
   ``BackendUnavailable`` (no LibTorch backend), ``DeviceUnavailable`` (no GPU runtime or
   no such device) and ``OutputExists`` (also ``FileExistsError``: results are never
@@ -53,6 +56,10 @@ from ._iteragpu import (
     PhaseRow,
     Quote,
     ResourceUnavailable,
+    ResultCost,
+    ResultRow,
+    ResultsReport,
+    ResultsTable,
     StackReport,
     SyntheticModel,
     UnitCost,
@@ -60,6 +67,7 @@ from ._iteragpu import (
     __version__,
     build_description,
 )
+from ._iteragpu import report_results as _report_results
 from ._measure import PhaseMeasurer, measure
 
 
@@ -106,6 +114,50 @@ def quote(gpu, days, *, catalog=None, **options):
     return PackageCalculator(catalog).quote(gpu, days, **options)
 
 
+def results_add(table, **fields):
+    """Appends one real run to a raw-results table (created when missing), validated, under
+    a lock and atomically: concurrent adds from several processes lose nothing.
+
+    Args:
+        table: the results CSV file (str or os.PathLike).
+        measurement, gpu, days, work_unit, attempted, accepted, metric, threshold,
+        observed: required keywords; see ``ResultsTable.add_result``.
+        lots: keyword; lots rented (default 1).
+        date: keyword; "YYYY-MM-DD" or a datetime.date (default today, UTC).
+        notes: keyword; free notes (default empty).
+        catalog: keyword; None for the shipped (illustrative) catalog, a Catalog or a CSV path.
+
+    Returns:
+        ResultRow: the row added.
+    """
+    return ResultsTable.add_result(table, **fields)
+
+
+def results_check(table, catalog=None):
+    """Validates a raw-results table, measurement files and their SHA-256 included.
+
+    Returns:
+        ResultsTable: its rows; a malformed table raises DataFileError ("file:line: reason").
+    """
+    return ResultsTable.load(table, catalog)
+
+
+def results_report(table, sort="table", descending=False, catalog=None):
+    """Package price and exact cost per accepted result for every row of a checked table.
+
+    Args:
+        table: the results CSV file (str or os.PathLike).
+        sort: "table" (file order), "cost", "date" or "gpu".
+        descending: reverse the order.
+        catalog: None for the shipped (illustrative) catalog, a Catalog or a CSV path.
+
+    Returns:
+        ResultsReport: ``to_dict()`` equals ``iteragpu results report --format json``.
+    """
+    calculator = PackageCalculator(catalog)
+    return _report_results(ResultsTable.load(table, calculator.catalog), calculator, sort, descending)
+
+
 __all__ = [
     "AllocatorCounters",
     "BackendUnavailable",
@@ -131,6 +183,10 @@ __all__ = [
     "PhaseRow",
     "Quote",
     "ResourceUnavailable",
+    "ResultCost",
+    "ResultRow",
+    "ResultsReport",
+    "ResultsTable",
     "StackReport",
     "SyntheticModel",
     "UnitCost",
@@ -141,4 +197,7 @@ __all__ = [
     "estimate",
     "measure",
     "quote",
+    "results_add",
+    "results_check",
+    "results_report",
 ]

@@ -1,6 +1,7 @@
 # Type stubs of the public iteragpu package. The classes are those of the extension
 # (_iteragpu.pyi); the functions below are the package's own (__init__.py, _measure.py).
 
+import datetime
 from typing import Literal, Optional, Union
 
 from ._iteragpu import AllocatorCounters as AllocatorCounters
@@ -27,6 +28,10 @@ from ._iteragpu import PackageCalculator as PackageCalculator
 from ._iteragpu import PhaseRow as PhaseRow
 from ._iteragpu import Quote as Quote
 from ._iteragpu import ResourceUnavailable as ResourceUnavailable
+from ._iteragpu import ResultCost as ResultCost
+from ._iteragpu import ResultRow as ResultRow
+from ._iteragpu import ResultsReport as ResultsReport
+from ._iteragpu import ResultsTable as ResultsTable
 from ._iteragpu import StackReport as StackReport
 from ._iteragpu import SyntheticModel as SyntheticModel
 from ._iteragpu import UnitCost as UnitCost
@@ -41,6 +46,15 @@ def environment(*, device: str = ..., output: Optional[PathArg] = ...,
                 backend_path: Optional[PathArg] = ...) -> EnvironmentReport: ...
 def quote(gpu: str, days: Number, *, catalog: Union[None, PathArg, Catalog] = ...,
           lots: Number = ..., accepted_results: Optional[Number] = ...) -> Quote: ...
+def results_add(table: PathArg, *, measurement: PathArg, gpu: str, days: Number, work_unit: str,
+                attempted: Number, accepted: Number, metric: str, threshold: Union[str, Number],
+                observed: Union[str, Number], lots: Number = ...,
+                date: Union[None, str, datetime.date] = ..., notes: str = ...,
+                catalog: Union[None, PathArg, Catalog] = ...) -> ResultRow: ...
+def results_check(table: PathArg, catalog: Union[None, PathArg, Catalog] = ...) -> ResultsTable: ...
+def results_report(table: PathArg, sort: Literal["table", "cost", "date", "gpu"] = ...,
+                   descending: bool = ...,
+                   catalog: Union[None, PathArg, Catalog] = ...) -> ResultsReport: ...
 
 class PhaseMeasurer:
     """Runs in a fresh child process unless in_process=True."""

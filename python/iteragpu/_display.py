@@ -1,4 +1,5 @@
-"""Jupyter views: HTML for estimates, quotes, environment reports and measurements, a plot
+"""Jupyter views: HTML for estimates, quotes, results reports, environment reports and
+measurements, a plot
 of a measurement's phases, and a dependency-free progress line.
 
 Presentation only: every figure comes from the result's attributes (the core's values);
@@ -105,6 +106,42 @@ def quote_html(quote):
         "before buying.",
     ]
     return _section("Rental package quote", _table(None, rows), notes)
+
+
+def results_report_html(report):
+    rows = []
+    for cost in report.rows:
+        row, quote = cost.row, cost.quote
+        unit = quote.unit_cost
+        if unit is None:
+            per_result = "none <small>(nothing accepted)</small>"
+        else:
+            exact = f"{unit.numerator_cents}/{unit.denominator} cents"
+            per_result = f"<strong>${_escape(unit.display_usd)}</strong> <small>(exact: {_escape(exact)})</small>"
+        rows.append(
+            [
+                str(row.line),
+                _escape(row.date),
+                f"{_escape(quote.entry.gpu_name)} (<code>{_escape(row.gpu)}</code>)",
+                str(row.days),
+                f"{quote.lots:,} &times; {quote.entry.gpus_per_lot} = {quote.total_gpus:,} GPUs",
+                f"{quote.total_cents:,} cents (${_rounded(quote.total_usd)})",
+                f"{row.units_accepted_distinct:,} / {row.units_attempted:,} {_escape(row.work_unit)}",
+                f"{_escape(row.quality_metric)} {_escape(row.observed_value)} "
+                f"<small>(threshold {_escape(row.acceptance_threshold)})</small>",
+                per_result,
+            ]
+        )
+    header = ["line", "date", "GPU", "days", "lots", "package", "accepted / attempted", "quality",
+              "per accepted result"]
+    summary = (
+        f"<p><code>{_escape(report.table_path)}</code>: {len(report.rows)} "
+        f"row{'' if len(report.rows) == 1 else 's'}; prices from "
+        f"<code>{_escape(report.catalog_path)}</code>.</p>"
+    )
+    # The core's own caveats (prices as labelled, not an offer, repeats, rounding).
+    notes = report.to_dict()["caveats"]
+    return _section("Cost per accepted result", summary + _table(header, rows), notes)
 
 
 def environment_html(report):

@@ -1,6 +1,7 @@
 # Type stubs of the private extension iteragpu._iteragpu (python/src/*.cpp).
 # Exact values: int when whole, decimal.Decimal otherwise (see each attribute).
 
+import datetime
 import os
 from decimal import Decimal
 from fractions import Fraction
@@ -116,6 +117,54 @@ class PackageCalculator:
     def catalog(self) -> Catalog: ...
     def quote(self, gpu: str, days: Number, lots: Number = ...,
               accepted_results: Optional[Number] = ...) -> Quote: ...
+
+# Raw-results table (python/src/results_bindings.cpp).
+class ResultRow:
+    date: str
+    measurement_file: str
+    measurement_sha256: str
+    gpu: str
+    days: int
+    lots: int
+    work_unit: str
+    units_attempted: int
+    units_accepted_distinct: int
+    quality_metric: str
+    acceptance_threshold: str
+    observed_value: str
+    notes: str
+    line: int
+
+class ResultsTable:
+    columns: ClassVar[List[str]]
+    @staticmethod
+    def load(path: PathArg, catalog: Union[None, PathArg, Catalog] = ...,
+             verify_measurements: bool = ...) -> ResultsTable: ...
+    @staticmethod
+    def add_result(table: PathArg, *, measurement: PathArg, gpu: str, days: Number,
+                   work_unit: str, attempted: Number, accepted: Number, metric: str,
+                   threshold: Union[str, Number], observed: Union[str, Number],
+                   lots: Number = ..., date: Union[None, str, datetime.date] = ...,
+                   notes: str = ..., catalog: Union[None, PathArg, Catalog] = ...) -> ResultRow: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def rows(self) -> List[ResultRow]: ...
+    def __len__(self) -> int: ...
+
+class ResultCost:
+    row: ResultRow
+    quote: Quote
+
+class ResultsReport(_Report):
+    table_path: str
+    catalog_path: str
+    rows: List[ResultCost]
+    def to_csv(self) -> str: ...
+    def _repr_html_(self) -> str: ...
+
+def report_results(table: ResultsTable, calculator: PackageCalculator, sort: str = ...,
+                   descending: bool = ...) -> ResultsReport: ...
 
 # Environment (python/src/environment_bindings.cpp).
 class GpuDevice:

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "iteragpu/exact_decimal.hpp"
+#include "iteragpu/package_calculator.hpp"
 
 namespace iteragpu::python {
 
@@ -17,6 +18,7 @@ void register_estimate(py::module_& m);
 void register_packages(py::module_& m);
 void register_environment(py::module_& m);
 void register_measure(py::module_& m);
+void register_results(py::module_& m);
 
 // An exact number as Python sees it: int when whole, decimal.Decimal otherwise.
 py::object exact_number(const ExactDecimal& value);
@@ -31,6 +33,9 @@ py::object exact_integer(const ExactDecimal& value);
 std::string numeric_keyword_text(py::handle value, const char* keyword);
 // A str or os.PathLike as a file-system path; None gives "".
 std::string path_keyword_text(py::handle value, const char* keyword);
+// The `catalog` keyword of every pricing binding: None for the shipped catalog
+// (illustrative prices), a Catalog, or the path of a CSV file (DataFileError if malformed).
+PackageCalculator calculator_for_catalog(py::handle catalog);
 
 // json.loads(text): to_dict() is exactly the CLI's JSON for the same inputs.
 py::object json_to_dict(const std::string& json);

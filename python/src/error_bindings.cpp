@@ -34,7 +34,7 @@ std::vector<PythonError>& python_errors() {
        "Also a ValueError. Attribute ``field``: the keyword, e.g. 'reserve_gib'.",
        {"Error", "ValueError"}, is<UsageError>},
       {"DataFileError",
-       "A data file (a catalog) that is missing or malformed: 'file:line: reason'.\n"
+       "A data file (a catalog, a results table) that is missing or malformed: 'file:line: reason'.\n"
        "Also a ValueError.",
        {"Error", "ValueError"}, is<DataFileError>},
       {"BackendUnavailable",

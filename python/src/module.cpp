@@ -19,4 +19,5 @@ PYBIND11_MODULE(_iteragpu, m) {
   python::register_packages(m);
   python::register_environment(m);
   python::register_measure(m);
+  python::register_results(m);
 }

@@ -132,11 +132,7 @@ void register_quote(py::module_& m) {
   const QuoteRequest defaults;
   py::class_<PackageCalculator>(m, "PackageCalculator",
                                 "Prices rental packages from a catalog (no GPU needed).")
-      .def(py::init([](py::handle catalog) {
-             if (catalog.is_none()) return PackageCalculator();
-             if (py::isinstance<Catalog>(catalog)) return PackageCalculator(catalog.cast<Catalog>());
-             return PackageCalculator(Catalog::load(path_keyword_text(catalog, "catalog")));
-           }),
+      .def(py::init(&calculator_for_catalog),
            py::arg("catalog") = py::none(), R"pbdoc(
             Args:
                 catalog: None for the shipped catalog (illustrative prices), a Catalog, or
@@ -181,6 +177,12 @@ void register_quote(py::module_& m) {
 }
 
 }  // namespace
+
+PackageCalculator calculator_for_catalog(py::handle catalog) {
+  if (catalog.is_none()) return PackageCalculator();
+  if (py::isinstance<Catalog>(catalog)) return PackageCalculator(catalog.cast<Catalog>());
+  return PackageCalculator(Catalog::load(path_keyword_text(catalog, "catalog")));
+}
 
 void register_packages(py::module_& m) {
   register_catalog(m);
