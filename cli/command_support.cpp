@@ -17,7 +17,8 @@ std::string one_line(std::string message) {
 }  // namespace
 
 ParsedOptions parse_options(const std::string& command, po::options_description& options,
-                            const std::vector<std::string>& args, bool csv_allowed) {
+                            const std::vector<std::string>& args, bool csv_allowed,
+                            const char* positional_option) {
   const char* formats = csv_allowed ? "text, json or csv" : "text or json";
   options.add_options()
       ("format", po::value<std::string>()->default_value("text"),
@@ -25,12 +26,16 @@ ParsedOptions parse_options(const std::string& command, po::options_description&
       ("help,h", "show this help and exit");
   ParsedOptions parsed;
   try {
-    // No positional arguments and no abbreviations: every option is spelt out.
+    // No positional arguments (except the one a command names) and no abbreviations: every
+    // option is spelt out.
     const auto style = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
-    const po::parsed_options tokens =
-        po::command_line_parser(args).options(options).style(style).run();
+    po::command_line_parser parser(args);
+    parser.options(options).style(style);
+    po::positional_options_description positional;
+    if (positional_option) parser.positional(positional.add(positional_option, 1));
+    const po::parsed_options tokens = parser.run();
     for (const auto& token : tokens.options)
-      if (token.position_key >= 0 && !token.value.empty())
+      if (token.position_key >= 0 && !token.value.empty() && !positional_option)
         throw UsageError("", "unexpected argument '" + token.value.front() +
                                  "'; every value follows its --option (see iteragpu " + command +
                                  " --help)");

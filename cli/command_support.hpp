@@ -21,9 +21,11 @@ struct ParsedOptions {
 
 // Adds --help and --format to `options`, parses `args` strictly (unknown options, missing
 // values and positional arguments are UsageErrors), and checks --format (text or json, and
-// csv where `csv_allowed`).
+// csv where `csv_allowed`). Where `positional_option` names one of `options`, a single
+// positional argument is accepted as its value (`iteragpu kit verify DIR`).
 ParsedOptions parse_options(const std::string& command, po::options_description& options,
-                            const std::vector<std::string>& args, bool csv_allowed = false);
+                            const std::vector<std::string>& args, bool csv_allowed = false,
+                            const char* positional_option = nullptr);
 
 // Prints "Usage: iteragpu <command> [options]" and the option table on stdout.
 void print_help(const std::string& command, const std::string& summary,

@@ -11,5 +11,6 @@ int run_packages(const std::vector<std::string>& args);
 int run_environment(const std::vector<std::string>& args);
 int run_measure(const std::vector<std::string>& args);
 int run_results(const std::vector<std::string>& args);
+int run_kit(const std::vector<std::string>& args);
 
 }  // namespace iteragpu::cli

@@ -28,6 +28,7 @@ const Subcommand kSubcommands[] = {
      iteragpu::cli::run_packages},
     {"results", "the raw-results table: add a run, check, report cost per accepted result",
      iteragpu::cli::run_results},
+    {"kit", "verify an unpacked lab kit against its MANIFEST.json", iteragpu::cli::run_kit},
 };
 
 void print_usage(std::ostream& out) {
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
     }
   }
   std::cerr << "iteragpu: error: unknown command '" << name
-            << "'; expected one of estimate, environment, measure, packages, results (see iteragpu --help)"
+            << "'; expected one of estimate, environment, measure, packages, results, kit (see iteragpu --help)"
             << std::endl;
   return static_cast<int>(ExitCode::kBadInputOrUnavailable);
 }
