@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import SOURCE_DIR
+from conftest import SOURCE_DIR, optional_module
 
 NOTEBOOK = os.path.join(SOURCE_DIR, "examples", "mesure-memoire.ipynb")
 
@@ -51,8 +51,8 @@ def outputs_text(cell):
 
 
 def test_notebook_runs_in_a_jupyter_kernel(tmp_path):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    nbformat = optional_module("nbformat")
+    nbclient = optional_module("nbclient")
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     client = nbclient.NotebookClient(
         notebook, timeout=600, kernel_name="python3", allow_errors=False,
@@ -83,8 +83,8 @@ def test_notebook_runs_in_a_jupyter_kernel(tmp_path):
 
 def run_cells(sources, tmp_path):
     """Executes code cells in a fresh Jupyter kernel; returns the executed cells."""
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    nbformat = optional_module("nbformat")
+    nbclient = optional_module("nbclient")
     import iteragpu
 
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
