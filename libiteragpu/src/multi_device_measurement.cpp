@@ -11,6 +11,7 @@
 #include "atomic_output_file.hpp"
 #include "iteragpu/error.hpp"
 #include "json_output.hpp"
+#include "measurement_json.hpp"
 #include "quantity_parser.hpp"
 
 namespace iteragpu {
@@ -220,17 +221,7 @@ std::string MeasurementSummary::to_json() const {
   json.key("complete").value(complete())
       .key("interrupted").value(interrupted)
       .key("exit_code").value(exit_code());
-  json.key("configuration").begin_object()
-      .key("devices").value(request.device)
-      .key("batch").value(model.batch)
-      .key("context").value(model.context)
-      .key("width").value(model.width)
-      .key("hidden").value(model.hidden)
-      .key("dtype").value(model.dtype)
-      .key("warmup").value(request.warmup)
-      .key("repeats").value(request.repeats)
-      .key("seed").value(request.seed)
-      .end_object();
+  write_measure_configuration(json, "devices", request, model);
   json.key("devices").begin_array();
   for (const DeviceOutcome& outcome : devices) {
     json.begin_object()

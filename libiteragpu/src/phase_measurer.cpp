@@ -8,6 +8,7 @@
 #include "environment_json.hpp"
 #include "iteragpu/error.hpp"
 #include "json_output.hpp"
+#include "measurement_json.hpp"
 
 namespace iteragpu {
 namespace {
@@ -347,17 +348,7 @@ std::string Measurement::to_json() const {
   write_environment_members(json, environment);
   json.end_object();
 
-  json.key("configuration").begin_object()
-      .key("device").value(configuration.device)
-      .key("batch").value(model.batch)
-      .key("context").value(model.context)
-      .key("width").value(model.width)
-      .key("hidden").value(model.hidden)
-      .key("dtype").value(model.dtype)
-      .key("warmup").value(configuration.warmup)
-      .key("repeats").value(configuration.repeats)
-      .key("seed").value(configuration.seed)
-      .end_object();
+  write_measure_configuration(json, "device", configuration, model);
 
   json.key("synthetic_model").begin_object()
       .key("architecture").value("Linear(width→hidden) → GELU → Linear(hidden→width)")
