@@ -24,7 +24,9 @@
 #include <mutex>
 #include <vector>
 
+#include "backend_loader.hpp"
 #include "iteragpu/backend.hpp"
+#include "iteragpu/error.hpp"
 
 namespace iteragpu {
 namespace {
@@ -176,6 +178,15 @@ const BackendLoadResult& load_torch_backend(const std::string& explicit_path) {
   auto found = state.results.find(explicit_path);
   if (found != state.results.end()) return found->second;
   return state.results.emplace(explicit_path, search_and_open(state, explicit_path)).first->second;
+}
+
+std::shared_ptr<Backend> backend_or_plugin(const std::shared_ptr<Backend>& backend,
+                                           const std::string& backend_path) {
+  if (backend) return backend;
+  const BackendLoadResult& loaded = load_torch_backend(backend_path);
+  if (!loaded.backend)
+    throw BackendUnavailable("no LibTorch backend: " + loaded.error + "; nothing was measured");
+  return loaded.backend;
 }
 
 }  // namespace iteragpu

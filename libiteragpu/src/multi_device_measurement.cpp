@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "atomic_output_file.hpp"
+#include "backend_loader.hpp"
 #include "iteragpu/error.hpp"
 #include "json_output.hpp"
 #include "measurement_json.hpp"
@@ -45,15 +46,6 @@ std::optional<std::vector<int>> parse_device_selection(const std::string& text) 
     start = comma + 1;
   }
   return indices;
-}
-
-std::shared_ptr<Backend> backend_or_plugin(const std::shared_ptr<Backend>& backend,
-                                           const std::string& backend_path) {
-  if (backend) return backend;
-  const BackendLoadResult& loaded = load_torch_backend(backend_path);
-  if (!loaded.backend)
-    throw BackendUnavailable("no LibTorch backend: " + loaded.error + "; nothing was measured");
-  return loaded.backend;
 }
 
 // The GPUs the backend sees; refuses when there are none (never a CPU fallback).

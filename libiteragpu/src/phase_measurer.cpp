@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "atomic_output_file.hpp"
+#include "backend_loader.hpp"
 #include "environment_json.hpp"
 #include "iteragpu/error.hpp"
 #include "json_output.hpp"
@@ -143,15 +144,6 @@ struct BackendSession {
   Backend& backend;
   ~BackendSession() { backend.close(); }
 };
-
-std::shared_ptr<Backend> backend_or_plugin(const std::shared_ptr<Backend>& backend,
-                                           const std::string& backend_path) {
-  if (backend) return backend;
-  const BackendLoadResult& loaded = load_torch_backend(backend_path);
-  if (!loaded.backend)
-    throw BackendUnavailable("no LibTorch backend: " + loaded.error + "; nothing was measured");
-  return loaded.backend;
-}
 
 // Refuses to measure without a GPU: never a CPU fallback.
 void require_selected_gpu(const EnvironmentReport& environment) {

@@ -1,0 +1,16 @@
+#pragma once
+// The backend a measurement uses: the caller's (a test double) or the LibTorch plugin.
+
+#include <memory>
+#include <string>
+
+#include "iteragpu/backend.hpp"
+
+namespace iteragpu {
+
+// `backend` when set, else the plugin (load_torch_backend(backend_path)); throws
+// BackendUnavailable with the loader's reason when there is none.
+std::shared_ptr<Backend> backend_or_plugin(const std::shared_ptr<Backend>& backend,
+                                           const std::string& backend_path);
+
+}  // namespace iteragpu
