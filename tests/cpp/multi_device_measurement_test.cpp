@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "expect_error.hpp"
 #include "fake_backend.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/multi_device_measurement.hpp"
@@ -27,17 +28,6 @@ MeasureRequest request_for(const std::string& devices, const std::string& summar
   request.device = devices;
   request.output = summary;
   return request;
-}
-
-template <typename Exception>
-std::string message_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Exception& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no exception of the expected type";
-  return "";
 }
 
 TEST(SeveralDevices, AllOrACommaNameSeveralDevices) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "expect_error.hpp"
 #include "fake_backend.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/phase_measurer.hpp"
@@ -53,20 +54,6 @@ Calls concatenated(std::initializer_list<Calls> parts) {
 
 std::shared_ptr<FakeBackend> fake(FakeBackend::Script script = {}) {
   return std::make_shared<FakeBackend>(std::move(script));
-}
-
-template <typename Exception>
-std::string message_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Exception& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "unexpected exception type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "no exception";
-  return "";
 }
 
 // --- the synthetic model -------------------------------------------------------------------
