@@ -5,6 +5,7 @@
 
 #include "command_support.hpp"
 #include "commands.hpp"
+#include "model_options.hpp"
 #include "iteragpu/environment.hpp"
 #include "iteragpu/error.hpp"
 
@@ -16,10 +17,8 @@ int run_environment(const std::vector<std::string>& args) {
       ("device", po::value<std::string>()->default_value("cuda:0"),
        "GPU whose free/total memory is reported: cuda:N")
       ("output", po::value<std::string>(),
-       "also write the JSON report to this new file (an existing path is refused)")
-      ("backend", po::value<std::string>(),
-       "LibTorch backend plugin to load (default: ITERAGPU_BACKEND, else "
-       "libiteragpu_torch_backend.so beside the executable, else ../lib/iteragpu/)");
+       "also write the JSON report to this new file (an existing path is refused)");
+  add_backend_option(options);
   const ParsedOptions parsed = parse_options("environment", options, args);
   if (parsed.help_requested) {
     print_help("environment",

@@ -24,6 +24,8 @@ const Subcommand kSubcommands[] = {
     {"environment", "diagnostic of the LibTorch/CUDA/GPU stack", iteragpu::cli::run_environment},
     {"measure", "bounded memory and time measurement of a tiny MLP on one GPU",
      iteragpu::cli::run_measure},
+    {"predict", "the allocator counters measure will record, before the GPU is touched",
+     iteragpu::cli::run_predict},
     {"packages", "rental package prices and cost per accepted result",
      iteragpu::cli::run_packages},
     {"results", "the raw-results table: add a run, check, report cost per accepted result",
@@ -65,7 +67,7 @@ int main(int argc, char** argv) {
     }
   }
   std::cerr << "iteragpu: error: unknown command '" << name
-            << "'; expected one of estimate, environment, measure, packages, results, kit (see iteragpu --help)"
+            << "'; expected one of estimate, environment, measure, predict, packages, results, kit (see iteragpu --help)"
             << std::endl;
   return static_cast<int>(ExitCode::kBadInputOrUnavailable);
 }

@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <iostream>
 
 #include "command_support.hpp"
@@ -13,6 +12,7 @@
 #include "iteragpu/error.hpp"
 #include "iteragpu/multi_device_measurement.hpp"
 #include "iteragpu/phase_measurer.hpp"
+#include "model_options.hpp"
 #include "multi_device_measure.hpp"
 
 namespace iteragpu::cli {
@@ -29,43 +29,6 @@ constexpr const char* kSummary =
     "Several GPUs: --device all (or cuda:0,cuda:1) measures each in its own process, at the\n"
     "same time; --output is then a summary file and each GPU's result goes beside it, as\n"
     "<stem>-cuda<N>.json. One failing GPU does not stop the others.";
-
-// A whole number, as written: the core checks ranges and names the option. Anything that
-// is not a plain integer (1.5, 1e3, " 1", 0x10) is refused here.
-template <typename Integer>
-Integer integer_option(const po::variables_map& values, const char* name, Integer fallback) {
-  if (!values.count(name)) return fallback;
-  const std::string text = option_text(values, name);
-  Integer value{};
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (!text.empty() && stop == end && error == std::errc::result_out_of_range)
-    throw UsageError(name, "'" + text + "' is out of range; expected a whole number such as 16");
-  if (text.empty() || stop != end || error != std::errc())
-    throw UsageError(name, "not a whole number; expected digits only, such as 16");
-  return value;
-}
-
-// The only place where options become a MeasureRequest; absent options keep its defaults.
-MeasureRequest measure_request_from(const po::variables_map& values) {
-  MeasureRequest request;
-  request.device = option_text(values, "device");
-  request.batch = integer_option(values, "batch", request.batch);
-  request.context = integer_option(values, "context", request.context);
-  request.width = integer_option(values, "width", request.width);
-  request.hidden = integer_option(values, "hidden", request.hidden);
-  if (values.count("hidden") && request.hidden == 0)
-    throw UsageError("hidden", "0 is not a size; expected a positive integer (omit it for 4 x width)");
-  request.dtype = option_text(values, "dtype");
-  request.warmup = integer_option(values, "warmup", request.warmup);
-  request.repeats = integer_option(values, "repeats", request.repeats);
-  request.seed = integer_option(values, "seed", request.seed);
-  request.output = option_text(values, "output");
-  request.backend_path = option_text(values, "backend");
-  if (!values.count("output"))
-    throw UsageError("output", "required: the name of a new JSON file for the result");
-  return request;
-}
 
 // SIGINT/SIGTERM stop the measurement between phases, so no file is written; a second
 // signal acts as usual (SA_RESETHAND).
@@ -117,27 +80,18 @@ int run_measure(const std::vector<std::string>& args) {
   po::options_description options("Options");
   options.add_options()
       ("device", po::value<std::string>()->default_value("cuda:0"),
-       "GPU to measure: cuda:N; several, one process each: all, or a list such as cuda:0,cuda:1")
-      ("batch", po::value<std::string>(), "input batch size (default 1)")
-      ("context", po::value<std::string>(), "positions per input; no attention, no KV cache (default 16)")
-      ("width", po::value<std::string>(), "model width (default 64)")
-      ("hidden", po::value<std::string>(), "hidden size of the MLP (default 4 x width)")
-      ("dtype", po::value<std::string>()->default_value("float32"),
-       "weights and inputs: float32, float16 or bfloat16")
-      ("warmup", po::value<std::string>(), "warm-up forwards, measured together (default 1; 0 = none)")
-      ("repeats", po::value<std::string>(), "measured warm forwards, one row each (default 2)")
-      ("seed", po::value<std::string>(), "seed of the model and input initialisation (default 20260924)")
+       "GPU to measure: cuda:N; several, one process each: all, or a list such as cuda:0,cuda:1");
+  add_model_options(options);
+  options.add_options()
       ("output", po::value<std::string>(), "new JSON file for the result, or the summary with several devices (required; never "
-       "overwritten)")
-      ("backend", po::value<std::string>(),
-       "LibTorch backend plugin to load (default: ITERAGPU_BACKEND, else "
-       "libiteragpu_torch_backend.so beside the executable, else ../lib/iteragpu/)");
+       "overwritten)");
+  add_backend_option(options);
   const ParsedOptions parsed = parse_options("measure", options, args);
   if (parsed.help_requested) {
     print_help("measure", kSummary, options);
     return 0;
   }
-  const MeasureRequest request = measure_request_from(parsed.values);
+  const MeasureRequest request = measure_request_from(parsed.values, /*output_required=*/true);
   if (names_several_devices(request.device)) return measure_several_devices(request, parsed.format);
 
   Measurement measurement;

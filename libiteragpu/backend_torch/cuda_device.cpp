@@ -54,6 +54,15 @@ void cuda_memory_info(int device_index, std::uint64_t& free_bytes, std::uint64_t
   total_bytes = total_memory;
 }
 
+BlasWorkspaceSizes cuda_blas_workspace_sizes(int device_index) {
+  // Both read the current device's properties: make it the selected one.
+  c10::cuda::CUDAGuard guard(as_device_index(device_index));
+  BlasWorkspaceSizes sizes;
+  sizes.cublas_bytes = at::cuda::getChosenWorkspaceSize();
+  sizes.cublaslt_bytes = at::cuda::getCUDABlasLtWorkspaceSize();
+  return sizes;
+}
+
 void cuda_select_device(int device_index) {
   c10::cuda::set_device(as_device_index(device_index));
   // An empty tensor runs LibTorch's lazy CUDA initialisation (which sets up the caching

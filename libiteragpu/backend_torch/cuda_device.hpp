@@ -22,6 +22,15 @@ void cuda_memory_info(int device_index, std::uint64_t& free_bytes, std::uint64_t
 // that its counters can be read before the first tensor exists. Allocates nothing.
 void cuda_select_device(int device_index);
 
+// The workspace sizes LibTorch chooses for cuBLAS and cuBLASLt on the device (its defaults
+// per GPU architecture, or CUBLAS_WORKSPACE_CONFIG / CUBLASLT_WORKSPACE_SIZE). Reading them
+// allocates nothing.
+struct BlasWorkspaceSizes {
+  std::uint64_t cublas_bytes = 0;
+  std::uint64_t cublaslt_bytes = 0;
+};
+BlasWorkspaceSizes cuda_blas_workspace_sizes(int device_index);
+
 // This process's caching-allocator counters for the device (aggregate over both pools).
 AllocatorCounters cuda_allocator_counters(int device_index);
 void cuda_reset_peaks(int device_index);

@@ -141,6 +141,9 @@ class TorchBackend final : public Backend {
           cuda_memory_info(device_index, free_bytes, total_bytes);
           report.selected_free_bytes = free_bytes;
           report.selected_total_bytes = total_bytes;
+          const BlasWorkspaceSizes workspaces = cuda_blas_workspace_sizes(device_index);
+          report.cublas_workspace_bytes = workspaces.cublas_bytes;
+          report.cublaslt_workspace_bytes = workspaces.cublaslt_bytes;
         }
       }
 #else
@@ -256,16 +259,16 @@ class TorchBackend final : public Backend {
     if (!opened_) return not_open();
     return guarded("load_model", [&] {
       torch::NoGradGuard no_grad;
-      // Seeded default initialisation on the CPU (kaiming-uniform weights, uniform biases,
-      // as torch.nn.Linear), then the dtype conversion on the CPU and one copy to the device,
-      // so the device holds exactly the four parameter tensors.
+      // As torch.nn.Sequential(Linear, GELU, Linear) seeded, then .to(dtype), then
+      // .to(device) from Python: kaiming-uniform weights and uniform biases drawn on the CPU,
+      // converted on the CPU, then each parameter copied to the device in registration order
+      // (weight, bias of the first layer, then of the second): the device holds exactly the
+      // four parameter tensors.
       torch::manual_seed(spec_.seed);
       torch::nn::Linear expand(spec_.width, spec_.hidden);
       torch::nn::Linear project(spec_.hidden, spec_.width);
-      for (torch::nn::Linear* layer : {&expand, &project}) {
-        (*layer)->to(scalar_type_);
-        (*layer)->to(device_);
-      }
+      for (torch::nn::Linear* layer : {&expand, &project}) (*layer)->to(scalar_type_);
+      for (torch::nn::Linear* layer : {&expand, &project}) (*layer)->to(device_);
       expand_ = std::move(expand);
       project_ = std::move(project);
     });
@@ -292,12 +295,15 @@ class TorchBackend final : public Backend {
     }
     return guarded("forward", [&] {
       c10::InferenceMode inference;
-      // One named tensor, reassigned: the pre-activation is freed as soon as GELU has read
-      // it. (A nested call would keep it, as a temporary, until the second layer is done,
-      // and the peak would show a tensor the model does not need.)
-      torch::Tensor hidden = expand_->forward(input_);
-      hidden = torch::gelu(hidden);
-      output_ = project_->forward(hidden);
+      // The ATen ops torch.nn.Linear and torch.nn.GELU call from Python: at::linear (for a
+      // contiguous 3-D input: a view to 2-D and at::addmm with the bias fused into the GEMM)
+      // and at::gelu (exact, approximate="none"). torch::nn::Linear's C++ forward takes
+      // another path for 3-D inputs (a GEMM, then a separate bias add), so it is not used.
+      // One named tensor, reassigned, as nn.Sequential does: the pre-activation is freed
+      // once GELU has read it, before the second layer allocates.
+      torch::Tensor hidden = at::linear(input_, expand_->weight, expand_->bias);
+      hidden = at::gelu(hidden);
+      output_ = at::linear(hidden, project_->weight, project_->bias);
     });
   }
 

@@ -10,6 +10,7 @@
 #include "iteragpu/error.hpp"
 #include "json_output.hpp"
 #include "measurement_json.hpp"
+#include "phase_protocol.hpp"
 
 namespace iteragpu {
 namespace {
@@ -68,83 +69,6 @@ std::int64_t bounded_elements(std::int64_t a, std::int64_t b, std::int64_t c, co
   return abc;
 }
 
-std::string configuration_text(const MeasureRequest& request, const SyntheticModel& model) {
-  return request.device + ", batch " + std::to_string(model.batch) + ", context " +
-         std::to_string(model.context) + ", width " + std::to_string(model.width) + ", hidden " +
-         std::to_string(model.hidden) + ", dtype " + model.dtype + ", warmup " +
-         std::to_string(request.warmup) + ", repeats " + std::to_string(request.repeats);
-}
-
-// One phase: the order of calls is the protocol of SPEC §3 (see Backend). Nothing in the
-// timed region allocates or formats; failures leave it by exception.
-class PhaseProtocol {
- public:
-  PhaseProtocol(Backend& backend, const MeasureRequest& request, const SyntheticModel& model)
-      : backend_(backend), request_(request), model_(model) {}
-
-  template <typename Work>
-  PhaseRow run(const char* phase, int repeat, int forwards, Work&& work) {
-    using Clock = std::chrono::steady_clock;
-    PhaseRow row;
-    row.phase = phase;
-    row.repeat = repeat;
-    row.forwards = forwards;
-    check(backend_.synchronize(), phase);
-    check(backend_.read_counters(row.baseline), phase);
-    check(backend_.reset_peaks(), phase);
-    check(backend_.start_gpu_timer(), phase);
-    const Clock::time_point start = Clock::now();
-    check(work(), phase);
-    check(backend_.stop_gpu_timer(), phase);
-    check(backend_.synchronize(), phase);
-    const Clock::time_point stop = Clock::now();
-    check(backend_.read_counters(row.end), phase);
-    double gpu_seconds = 0;
-    const BackendStatus timer = backend_.gpu_timer_seconds(gpu_seconds);
-    if (timer.ok()) {
-      row.gpu_event_seconds = gpu_seconds;
-    } else if (timer.code != BackendStatus::Code::kUnsupported) {  // unsupported: no figure
-      check(timer, phase);
-    }
-    row.host_seconds = std::chrono::duration<double>(stop - start).count();
-    return row;
-  }
-
-  void check(const BackendStatus& status, const char* phase) const {
-    if (!status.ok()) fail(status, phase);
-  }
-
-  [[noreturn]] void fail(const BackendStatus& status, const std::string& phase) const {
-    const std::string configuration = configuration_text(request_, model_);
-    const std::string detail = status.message.empty() ? "" : ": " + status.message;
-    switch (status.code) {
-      case BackendStatus::Code::kOutOfMemory:
-        throw OutOfMemory("out of GPU memory during phase " + phase + " (" + configuration + ")" +
-                          detail + "; nothing was written");
-      case BackendStatus::Code::kDeviceUnavailable:
-        throw DeviceUnavailable(request_.device + " is not available (" + phase + ")" + detail +
-                                "; nothing was measured");
-      case BackendStatus::Code::kUnsupported:
-        throw UsageError("dtype", model_.dtype + " is not supported on " + request_.device + " (" +
-                                      phase + ")" + detail);
-      default:
-        throw MeasurementFailed("the measurement failed during phase " + phase + " (" +
-                                configuration + ")" + detail + "; nothing was written");
-    }
-  }
-
- private:
-  Backend& backend_;
-  const MeasureRequest& request_;
-  const SyntheticModel& model_;
-};
-
-// The backend frees the model, inputs and output whatever happens.
-struct BackendSession {
-  Backend& backend;
-  ~BackendSession() { backend.close(); }
-};
-
 // Refuses to measure without a GPU: never a CPU fallback.
 void require_selected_gpu(const EnvironmentReport& environment) {
   if (!environment.stack)
@@ -164,6 +88,14 @@ void require_selected_gpu(const EnvironmentReport& environment) {
   }
 }
 
+// The counters this configuration should show on the selected GPU, from the allocator rules;
+// none for a ROCm build, whose allocator and BLAS libraries the rules do not describe.
+std::optional<MemoryPrediction> predict_for(const MeasureRequest& request,
+                                            const EnvironmentReport& environment) {
+  if (environment.stack && environment.stack->hip_build_version) return std::nullopt;
+  return MemoryPredictor::predict(request, PredictionTarget::from_environment(environment));
+}
+
 Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
                          const MeasureRequest& request, const PhaseProgress& progress) {
   Measurement measurement;
@@ -181,64 +113,17 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
   measurement.environment = environment.collect(environment_request);
   require_selected_gpu(measurement.environment);
 
-  const SyntheticModel& model = measurement.model;
-  ModelSpec spec;
-  spec.device_index = device_index;
-  spec.batch = model.batch;
-  spec.context = model.context;
-  spec.width = model.width;
-  spec.hidden = model.hidden;
-  spec.dtype = model.dtype;
-  spec.seed = request.seed;
+  measurement.prediction = predict_for(request, measurement.environment);
 
-  PhaseProtocol protocol(*backend, request, model);
-  BackendSession session{*backend};
-  protocol.check(backend->open(spec), "device selection");
-
-  const int rows_total = 3 + (request.warmup > 0 ? 1 : 0) + request.repeats;
+  const int rows_total = phase_row_count(request);
   measurement.phases.reserve(static_cast<std::size_t>(rows_total));
-  bool output_alive = false;
-  // The previous forward's output lives until its phase has recorded its end values.
-  auto release_previous_output = [&](const char* phase) {
-    if (output_alive) protocol.check(backend->release_output(), phase);
-    output_alive = false;
-  };
-  auto record = [&](PhaseRow row) {
+  run_phase_protocol(*backend, request, measurement.model,
+                     model_spec(measurement.model, device_index, request.seed), [&](PhaseRow row) {
     measurement.phases.push_back(std::move(row));
     if (progress) progress(measurement.phases.back(), static_cast<int>(measurement.phases.size()), rows_total);
     throw_if_interrupted(("after phase " + measurement.phases.back().phase).c_str());
-  };
-  auto one_forward = [&] {
-    output_alive = true;
-    return backend->forward();
-  };
-
-  record(protocol.run("model_load", 0, 0, [&] { return backend->load_model(); }));
-  record(protocol.run("inputs", 0, 0, [&] { return backend->create_inputs(); }));
-  record(protocol.run("cold_forward", 0, 1, one_forward));
-  if (request.warmup > 0) {
-    release_previous_output("warmup");
-    record(protocol.run("warmup", 0, request.warmup, [&] {
-      for (int i = 0; i < request.warmup; ++i) {
-        if (output_alive) {
-          BackendStatus released = backend->release_output();
-          if (!released.ok()) return released;
-        }
-        BackendStatus status = one_forward();
-        if (!status.ok()) return status;
-      }
-      return BackendStatus::Ok();
-    }));
-  }
-  for (int repeat = 1; repeat <= request.repeats; ++repeat) {
-    release_previous_output("warm_forward");
-    record(protocol.run("warm_forward", repeat, 1, one_forward));
-  }
+  });
   return measurement;
-}
-
-void write_counter_pair(JsonWriter& json, const char* key, std::uint64_t baseline, std::uint64_t end) {
-  json.key(key).begin_object().key("baseline").value(baseline).key("end").value(end).end_object();
 }
 
 void write_shape(JsonWriter& json, const char* key, std::vector<std::int64_t> dimensions) {
@@ -367,8 +252,27 @@ std::string Measurement::to_json() const {
       .key("input_bytes").value(model.input_bytes)
       .end_object();
 
+  json.key("prediction");
+  if (prediction) {
+    const PredictionTarget& target = prediction->target;
+    json.begin_object()
+        .key("compute_capability").value(std::to_string(target.compute_capability_major) + "." +
+                                         std::to_string(target.compute_capability_minor))
+        .key("cublas_workspace_bytes").value(target.cublas_workspace_bytes)
+        .key("cublaslt_workspace_bytes").value(target.cublaslt_workspace_bytes)
+        .key("workspace_source").value(target.workspace_source)
+        .key("cublaslt_used").value(prediction->cublaslt_used)
+        .key("exact_counters").value(exact_predicted_counters())
+        .key("counters").value(static_cast<int>(6 * phases.size()))
+        .key("caveats").value(prediction->caveats)
+        .end_object();
+  } else {
+    json.null();
+  }
+
   json.key("phases").begin_array();
-  for (const PhaseRow& row : phases) {
+  for (std::size_t index = 0; index < phases.size(); ++index) {
+    const PhaseRow& row = phases[index];
     json.begin_object().key("phase").value(row.phase).key("repeat");
     if (row.repeat > 0) {
       json.value(row.repeat);
@@ -378,16 +282,91 @@ std::string Measurement::to_json() const {
     json.key("forwards").value(row.forwards)
         .key("host_seconds").value(row.host_seconds)
         .key("gpu_event_seconds").value(row.gpu_event_seconds);
-    write_counter_pair(json, "allocated_bytes", row.baseline.allocated_bytes, row.end.allocated_bytes);
-    write_counter_pair(json, "reserved_bytes", row.baseline.reserved_bytes, row.end.reserved_bytes);
-    json.key("peak_allocated_bytes").value(row.end.peak_allocated_bytes)
-        .key("peak_reserved_bytes").value(row.end.peak_reserved_bytes)
-        .end_object();
+    write_phase_counters(json, row.baseline, row.end);
+    const PhasePrediction* predicted = predicted_row(index);
+    json.key("predicted");
+    if (predicted) {
+      json.begin_object();
+      write_phase_counters(json, predicted->baseline, predicted->end);
+      json.end_object().key("difference").begin_object();
+      write_phase_counter_differences(json, row.baseline, row.end, predicted->baseline, predicted->end);
+      json.end_object();
+    } else {
+      json.null().key("difference").null();
+    }
+    json.end_object();
   }
   json.end_array();
   json.key("notes").value(measurement_notes());
   return json.finish();
 }
+
+const PhasePrediction* Measurement::predicted_row(std::size_t index) const {
+  if (!prediction || index >= prediction->phases.size()) return nullptr;
+  const PhasePrediction& predicted = prediction->phases[index];
+  if (index >= phases.size() || predicted.phase != phases[index].phase ||
+      predicted.repeat != phases[index].repeat)
+    return nullptr;
+  return &predicted;
+}
+
+int Measurement::exact_predicted_counters() const {
+  int exact = 0;
+  for (std::size_t index = 0; index < phases.size(); ++index) {
+    const PhasePrediction* predicted = predicted_row(index);
+    if (!predicted) continue;
+    const PhaseRow& row = phases[index];
+    exact += (row.baseline.allocated_bytes == predicted->baseline.allocated_bytes) +
+             (row.end.allocated_bytes == predicted->end.allocated_bytes) +
+             (row.baseline.reserved_bytes == predicted->baseline.reserved_bytes) +
+             (row.end.reserved_bytes == predicted->end.reserved_bytes) +
+             (row.end.peak_allocated_bytes == predicted->end.peak_allocated_bytes) +
+             (row.end.peak_reserved_bytes == predicted->end.peak_reserved_bytes);
+  }
+  return exact;
+}
+
+namespace {
+
+// The prediction beside the measured rows: how many counters it got exactly, and each one it
+// did not, with the difference.
+std::string prediction_text(const Measurement& measurement) {
+  if (!measurement.prediction) return "\nPrediction: none (the allocator rules describe CUDA builds only).\n";
+  const MemoryPrediction& prediction = *measurement.prediction;
+  std::string text = "\nPrediction (made before the GPU was touched; workspaces " +
+                     prediction.target.workspace_source + "): " +
+                     std::to_string(measurement.exact_predicted_counters()) + " of " +
+                     std::to_string(6 * measurement.phases.size()) + " counters exact\n";
+  for (std::size_t index = 0; index < measurement.phases.size(); ++index) {
+    const PhaseRow& row = measurement.phases[index];
+    const PhasePrediction* predicted = measurement.predicted_row(index);
+    if (!predicted) continue;
+    const struct {
+      const char* name;
+      std::uint64_t measured, expected;
+    } counters[] = {
+        {"allocated at baseline", row.baseline.allocated_bytes, predicted->baseline.allocated_bytes},
+        {"allocated at end", row.end.allocated_bytes, predicted->end.allocated_bytes},
+        {"reserved at baseline", row.baseline.reserved_bytes, predicted->baseline.reserved_bytes},
+        {"reserved at end", row.end.reserved_bytes, predicted->end.reserved_bytes},
+        {"peak allocated", row.end.peak_allocated_bytes, predicted->end.peak_allocated_bytes},
+        {"peak reserved", row.end.peak_reserved_bytes, predicted->end.peak_reserved_bytes},
+    };
+    for (const auto& counter : counters) {
+      if (counter.measured == counter.expected) continue;
+      text += "  " + row.phase + (row.repeat > 0 ? " " + std::to_string(row.repeat) : "") + ": " +
+              counter.name + " measured " + std::to_string(counter.measured) + ", predicted " +
+              std::to_string(counter.expected) + " (difference " +
+              std::to_string(static_cast<std::int64_t>(counter.measured) -
+                             static_cast<std::int64_t>(counter.expected)) +
+              ")\n";
+    }
+  }
+  for (const std::string& caveat : prediction.caveats) text += "  caveat: " + caveat + "\n";
+  return text;
+}
+
+}  // namespace
 
 std::string Measurement::to_text() const {
   std::string gpu_name;
@@ -421,6 +400,7 @@ std::string Measurement::to_text() const {
                   static_cast<unsigned long long>(row.end.peak_reserved_bytes));
     text += line;
   }
+  text += prediction_text(*this);
   text += "\nBytes are this process's caching-allocator counters on the selected GPU. Notes:\n";
   for (const auto& note : measurement_notes()) text += "  - " + note + "\n";
   return text;

@@ -14,7 +14,7 @@
 namespace iteragpu {
 
 // Bumped whenever Backend or the structs below change; the loader refuses a mismatch.
-inline constexpr int kBackendAbiVersion = 1;
+inline constexpr int kBackendAbiVersion = 2;
 
 struct BackendStatus {
   enum class Code { kOk, kDeviceUnavailable, kUnsupported, kOutOfMemory, kFailed };
@@ -44,6 +44,10 @@ struct StackReport {
   // Free/total memory of the selected device as the runtime reports it (cudaMemGetInfo).
   std::optional<std::uint64_t> selected_free_bytes;
   std::optional<std::uint64_t> selected_total_bytes;
+  // The workspaces LibTorch gives cuBLAS and cuBLASLt on the selected device
+  // (at::cuda::getChosenWorkspaceSize, getCUDABlasLtWorkspaceSize), read without allocating.
+  std::optional<std::uint64_t> cublas_workspace_bytes;
+  std::optional<std::uint64_t> cublaslt_workspace_bytes;
 };
 
 // This process's caching-allocator counters for the selected device.

@@ -11,22 +11,11 @@
 
 #include "iteragpu/backend.hpp"
 #include "iteragpu/environment.hpp"
+#include "iteragpu/measure_request.hpp"
+#include "iteragpu/memory_predictor.hpp"
+#include "iteragpu/timing_statistics.hpp"
 
 namespace iteragpu {
-
-struct MeasureRequest {
-  std::string device = "cuda:0";
-  std::int64_t batch = 1;
-  std::int64_t context = 16;   // positions; no attention, no KV cache
-  std::int64_t width = 64;
-  std::int64_t hidden = 0;     // 0 = 4 × width
-  std::string dtype = "float32";  // float32 | float16 | bfloat16
-  int warmup = 1;
-  int repeats = 2;
-  std::uint64_t seed = 20260924;
-  std::string output;          // JSON file to create; must not exist
-  std::string backend_path;    // explicit plugin file; empty = default search
-};
 
 struct PhaseRow {
   std::string phase;      // model_load | inputs | cold_forward | warmup | warm_forward
@@ -38,22 +27,22 @@ struct PhaseRow {
   AllocatorCounters end;       // allocated/reserved after, and the peaks during the phase
 };
 
-struct SyntheticModel {
-  std::int64_t batch = 0, context = 0, width = 0, hidden = 0;
-  std::string dtype;
-  int dtype_bytes = 0;
-  std::int64_t parameter_count = 0;
-  std::int64_t parameter_bytes = 0;
-  std::int64_t input_bytes = 0;
-
-  static SyntheticModel from(const MeasureRequest& request);  // validates; UsageError
-};
-
 struct Measurement {
   EnvironmentReport environment;
   MeasureRequest configuration;
   SyntheticModel model;
   std::vector<PhaseRow> phases;
+  // The counters predicted for this configuration on this GPU before it was touched, one
+  // row per phase row, in the same order; absent when no prediction could be made.
+  std::optional<MemoryPrediction> prediction;
+  // Spread of the warm repeats' host and GPU event times, with warnings.
+  TimingSummary timing;
+
+  // The prediction for phases[index]; null when there is none.
+  const PhasePrediction* predicted_row(std::size_t index) const;
+  // How many of the six counters of every row (allocated and reserved at baseline and end,
+  // both peaks) equal their prediction.
+  int exact_predicted_counters() const;
 
   std::string to_json() const;  // schema "iteragpu.measurement"
   std::string to_text() const;

@@ -1,0 +1,19 @@
+#pragma once
+// The model options `measure` and `predict` share, and the one place where they become a
+// MeasureRequest.
+
+#include "command_support.hpp"
+#include "iteragpu/measure_request.hpp"
+
+namespace iteragpu::cli {
+
+// --batch, --context, --width, --hidden, --dtype, --warmup, --repeats, --seed.
+void add_model_options(po::options_description& options);
+// --backend.
+void add_backend_option(po::options_description& options);
+
+// Absent options keep MeasureRequest's defaults; values are whole numbers as written (the
+// core checks ranges and names the option). --output is required where `output_required`.
+MeasureRequest measure_request_from(const po::variables_map& values, bool output_required);
+
+}  // namespace iteragpu::cli

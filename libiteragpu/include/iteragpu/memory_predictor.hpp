@@ -1,0 +1,70 @@
+#pragma once
+// Predicted caching-allocator counters for every phase of a measurement, before the GPU is
+// touched. The rules (tensor sizes, 512-byte rounding, small and large pools and their
+// segments, the rounding of large requests, the cuBLAS and cuBLASLt workspaces, the order in
+// which the model's ops allocate and free) are PyTorch's, written down once in
+// src/caching_allocator_model.cpp and src/memory_predictor.cpp; the prediction runs the
+// measurement's own phase protocol against that model.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "iteragpu/backend.hpp"
+#include "iteragpu/environment.hpp"
+#include "iteragpu/measure_request.hpp"
+
+namespace iteragpu {
+
+// What the prediction needs to know of the GPU and its LibTorch.
+struct PredictionTarget {
+  int compute_capability_major = 9;
+  int compute_capability_minor = 0;
+  std::string gpu_name;  // empty when predicting for a compute capability alone
+  // The workspaces LibTorch gives cuBLAS and cuBLASLt, per (handle, stream), on this GPU.
+  std::uint64_t cublas_workspace_bytes = 0;
+  std::uint64_t cublaslt_workspace_bytes = 0;
+  // "reported by LibTorch 2.11.0+cu130" or "table for compute capability 9.0 (PyTorch 2.11
+  // defaults)".
+  std::string workspace_source;
+
+  // The documented table (PyTorch's defaults): cuBLAS 32 MiB on compute capability 9.0,
+  // otherwise 8 MiB + 128 KiB; cuBLASLt 1 MiB. Used when no backend reports the sizes.
+  static PredictionTarget from_table(int major, int minor);
+  // The sizes the backend read from LibTorch for the selected GPU, else the table for its
+  // compute capability. Throws UsageError when the report names no selected GPU.
+  static PredictionTarget from_environment(const EnvironmentReport& environment);
+};
+
+// Predicted counters of one phase row, and what was predicted for it.
+struct PhasePrediction {
+  std::string phase;
+  int repeat = 0;
+  int forwards = 0;
+  AllocatorCounters baseline;  // allocated/reserved before
+  AllocatorCounters end;       // allocated/reserved after, and the peaks during the phase
+};
+
+struct MemoryPrediction {
+  MeasureRequest configuration;  // hidden resolved, output ignored
+  SyntheticModel model;
+  PredictionTarget target;
+  bool cublaslt_used = true;     // the bias-fused GEMM path of at::addmm (cuBLASLt)
+  std::vector<PhasePrediction> phases;
+  // Why a prediction may not hold here (allocator settings in the environment, ...). Empty
+  // when every rule applies.
+  std::vector<std::string> caveats;
+
+  std::string to_json() const;  // schema "iteragpu.prediction"
+  std::string to_text() const;
+};
+
+class MemoryPredictor {
+ public:
+  // Validates `request` like PhaseMeasurer (UsageError) and predicts every phase row.
+  // Touches no GPU and loads no backend.
+  static MemoryPrediction predict(const MeasureRequest& request, const PredictionTarget& target);
+};
+
+}  // namespace iteragpu

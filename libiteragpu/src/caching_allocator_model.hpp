@@ -1,0 +1,66 @@
+#pragma once
+// A model of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, default
+// settings: no expandable segments, no power-of-two rounding, no split-size limit, one
+// stream), exact enough to give the same allocated and reserved counters and peaks as the
+// real one for the same sequence of allocations and frees. Nothing here touches a GPU.
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "iteragpu/backend.hpp"
+
+namespace iteragpu {
+
+class CachingAllocatorModel {
+ public:
+  // PyTorch's constants (CUDACachingAllocator.cpp).
+  static constexpr std::uint64_t kMinBlockSize = 512;          // every size rounds up to this
+  static constexpr std::uint64_t kSmallSize = 1 << 20;         // ≤ 1 MiB: the small pool
+  static constexpr std::uint64_t kSmallBuffer = 2 << 20;       // small pool segments: 2 MiB
+  static constexpr std::uint64_t kMinLargeAlloc = 10 << 20;    // 1–10 MiB requests...
+  static constexpr std::uint64_t kLargeBuffer = 20 << 20;      // ...get 20 MiB segments
+  static constexpr std::uint64_t kRoundLarge = 2 << 20;        // larger ones round up to 2 MiB
+
+  using BlockId = std::uint64_t;
+
+  // The size a request is rounded to: at least 512 bytes, a multiple of 512.
+  static std::uint64_t rounded_size(std::uint64_t requested_bytes);
+  // The segment cudaMalloc is asked for when no cached block fits a rounded request.
+  static std::uint64_t segment_size(std::uint64_t rounded_bytes);
+
+  // Best-fit from the request's pool (smallest free block that fits, lowest address among
+  // equals), else a new segment; the block is split when the remainder is worth keeping
+  // (small pool: ≥ 512 bytes; large pool: > 1 MiB), otherwise the whole block is handed out
+  // and counted as allocated.
+  BlockId allocate(std::uint64_t requested_bytes);
+  // Returns the block to its pool, merged with free neighbours of the same segment.
+  // Segments are never released (the measurement never empties the cache).
+  void free(BlockId block);
+
+  void reset_peaks();
+  AllocatorCounters counters() const;
+
+ private:
+  struct Block {
+    std::uint64_t address = 0;  // a model address: segments laid out one after another
+    std::uint64_t size = 0;
+    std::uint64_t segment = 0;
+    bool small_pool = false;
+    bool allocated = false;
+  };
+  using FreeKey = std::pair<std::uint64_t, std::uint64_t>;  // (size, address): best fit
+
+  void add_allocated(std::uint64_t bytes);
+  void add_reserved(std::uint64_t bytes);
+  std::set<FreeKey>& free_blocks(bool small_pool) { return small_pool ? small_free_ : large_free_; }
+
+  std::map<std::uint64_t, Block> blocks_;  // by address: neighbours are adjacent entries
+  std::set<FreeKey> small_free_, large_free_;
+  std::uint64_t next_segment_address_ = 0;
+  std::uint64_t segments_ = 0;
+  AllocatorCounters counters_;
+};
+
+}  // namespace iteragpu

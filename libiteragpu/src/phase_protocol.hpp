@@ -1,0 +1,29 @@
+#pragma once
+// The phase protocol of a measurement (SPEC §3), on any Backend: the LibTorch plugin for a
+// measurement, the caching-allocator model for a prediction, the test double in the tests.
+// One sequence of phases and one order of calls inside each, so a prediction and a
+// measurement describe the same rows.
+
+#include <functional>
+
+#include "iteragpu/backend.hpp"
+#include "iteragpu/measure_request.hpp"
+#include "iteragpu/phase_measurer.hpp"
+
+namespace iteragpu {
+
+// The rows a request produces: model_load, inputs, cold_forward, warmup (when warmup > 0),
+// then one warm_forward per repeat.
+int phase_row_count(const MeasureRequest& request);
+
+ModelSpec model_spec(const SyntheticModel& model, int device_index, std::uint64_t seed);
+
+// Opens `backend` with `spec`, runs every phase, and closes it whatever happens. `record` is
+// called with each row as soon as it is complete (it may throw to stop). A backend failure
+// is thrown as the core's error for it (OutOfMemory naming the phase and configuration,
+// DeviceUnavailable, UsageError for an unsupported dtype, MeasurementFailed).
+void run_phase_protocol(Backend& backend, const MeasureRequest& request,
+                        const SyntheticModel& model, const ModelSpec& spec,
+                        const std::function<void(PhaseRow row)>& record);
+
+}  // namespace iteragpu
