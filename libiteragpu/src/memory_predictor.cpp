@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -222,6 +223,48 @@ PredictionTarget PredictionTarget::from_environment(const EnvironmentReport& env
     target.workspace_source = "reported by LibTorch " + stack.torch_version;
   }
   return target;
+}
+
+PredictionTarget PredictionTarget::resolve(const std::string& device,
+                                           const std::string& compute_capability,
+                                           const std::string& backend_path) {
+  if (device.empty() == compute_capability.empty())
+    throw UsageError(device.empty() ? "device" : "compute-capability",
+                     device.empty() ? "required: a device cuda:N (reads the GPU) or a compute "
+                                      "capability MAJOR.MINOR (no GPU needed)"
+                                    : "give either a device or a compute capability, not both");
+  if (!compute_capability.empty()) {
+    int major = 0, minor = 0;
+    const char* text = compute_capability.c_str();
+    const char* end = text + compute_capability.size();
+    const char* dot = std::find(text, end, '.');
+    const auto [stop_major, error_major] = std::from_chars(text, dot, major);
+    bool ok = dot != end && dot != text && dot + 1 != end && error_major == std::errc() &&
+              stop_major == dot;
+    if (ok) {
+      const auto [stop_minor, error_minor] = std::from_chars(dot + 1, end, minor);
+      ok = error_minor == std::errc() && stop_minor == end;
+    }
+    if (!ok)
+      throw UsageError("compute-capability", "'" + compute_capability +
+                                                 "' is not MAJOR.MINOR; expected a CUDA compute "
+                                                 "capability such as 8.0, 9.0 or 10.0");
+    return from_table(major, minor);
+  }
+  parse_device_index(device, "device");
+  EnvironmentRequest request;
+  request.device = device;
+  request.backend_path = backend_path;
+  const EnvironmentReport environment = Environment().collect(request);
+  if (!environment.stack)
+    throw BackendUnavailable(environment.backend_error +
+                             "; give a compute capability to predict without a GPU");
+  if (!environment.selected_present)
+    throw DeviceUnavailable(device + " is not a visible GPU (LibTorch " +
+                            environment.stack->torch_version + " sees " +
+                            std::to_string(environment.stack->gpus.size()) +
+                            "); give a compute capability to predict without a GPU");
+  return from_environment(environment);
 }
 
 MemoryPrediction MemoryPredictor::predict(const MeasureRequest& request,

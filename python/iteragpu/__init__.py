@@ -6,6 +6,7 @@ The same core C++ library as the ``iteragpu`` command, through a private extensi
     import iteragpu
     iteragpu.estimate(parameters=7_000_000_000, bits=16, reserve_gib=4)  # no GPU needed
     iteragpu.environment(device="cuda:0")                                # a diagnostic
+    iteragpu.predict(compute_capability="9.0", width=1024)                 # no GPU touched
     iteragpu.measure(device="cuda:0", output="mesures.json")              # one GPU, child process
     iteragpu.quote("b200", days=7, lots=2)                                # package prices
     iteragpu.results_add("resultats.csv", measurement="mesures.json", ...)  # one real run
@@ -48,12 +49,15 @@ from ._iteragpu import (
     MeasurementFailed,
     MeasureRequest,
     MemoryAmount,
+    MemoryPrediction,
     MemoryEstimate,
     MemoryEstimator,
     OutOfMemory,
     OutputExists,
     PackageCalculator,
+    PhasePrediction,
     PhaseRow,
+    PredictionTarget,
     Quote,
     ResourceUnavailable,
     ResultCost,
@@ -67,6 +71,7 @@ from ._iteragpu import (
     __version__,
     build_description,
 )
+from ._iteragpu import predict_memory as _predict_memory
 from ._iteragpu import report_results as _report_results
 from ._measure import PhaseMeasurer, measure
 
@@ -96,6 +101,39 @@ def environment(**options):
         EnvironmentReport: reporting that no GPU or no backend is available is valid.
     """
     return Environment().collect(**options)
+
+
+def predict(*, device=None, compute_capability=None, batch=None, context=None, width=None,
+            hidden=None, dtype=None, warmup=None, repeats=None, seed=None, backend_path=None):
+    """The allocator counters measure() will record with the same options, phase by phase,
+    predicted from PyTorch's caching-allocator rules before any GPU is touched.
+
+    Args:
+        device: "cuda:N": the LibTorch backend reports that GPU's compute capability and the
+            cuBLAS/cuBLASLt workspace sizes (nothing is allocated). Give this or
+            compute_capability, not both.
+        compute_capability: "9.0" (H100/H200), "8.0", ...: no GPU and no backend needed;
+            PyTorch's default workspace sizes for that architecture.
+        batch, context, width, hidden, dtype, warmup, repeats, seed: as for measure()
+            (None keeps measure()'s default).
+        backend_path: an explicit LibTorch backend plugin file (with device).
+
+    Returns:
+        MemoryPrediction: ``to_dict()`` equals ``iteragpu predict --format json``.
+
+    Raises:
+        UsageError: a malformed option, or neither/both of device and compute_capability.
+        BackendUnavailable, DeviceUnavailable: with device, when it cannot be read.
+    """
+    options = {"batch": batch, "context": context, "width": width, "hidden": hidden,
+               "dtype": dtype, "warmup": warmup, "repeats": repeats, "seed": seed,
+               "backend_path": backend_path}
+    request = MeasureRequest(device=device or "", **{k: v for k, v in options.items() if v is not None})
+    if compute_capability is not None and not isinstance(compute_capability, str):
+        if isinstance(compute_capability, bool) or not isinstance(compute_capability, (int, float)):
+            raise TypeError("compute_capability: expected a str such as '9.0'")
+        compute_capability = str(compute_capability)
+    return _predict_memory(request, compute_capability or "")
 
 
 def quote(gpu, days, *, catalog=None, **options):
@@ -176,11 +214,14 @@ __all__ = [
     "MemoryAmount",
     "MemoryEstimate",
     "MemoryEstimator",
+    "MemoryPrediction",
     "OutOfMemory",
     "OutputExists",
     "PackageCalculator",
     "PhaseMeasurer",
+    "PhasePrediction",
     "PhaseRow",
+    "PredictionTarget",
     "Quote",
     "ResourceUnavailable",
     "ResultCost",
@@ -196,6 +237,7 @@ __all__ = [
     "environment",
     "estimate",
     "measure",
+    "predict",
     "quote",
     "results_add",
     "results_check",

@@ -21,11 +21,14 @@ from ._iteragpu import MeasurementFailed as MeasurementFailed
 from ._iteragpu import MemoryAmount as MemoryAmount
 from ._iteragpu import MemoryEstimate as MemoryEstimate
 from ._iteragpu import MemoryEstimator as MemoryEstimator
+from ._iteragpu import MemoryPrediction as MemoryPrediction
 from ._iteragpu import Number, PathArg, ProgressCallback
 from ._iteragpu import OutOfMemory as OutOfMemory
 from ._iteragpu import OutputExists as OutputExists
 from ._iteragpu import PackageCalculator as PackageCalculator
+from ._iteragpu import PhasePrediction as PhasePrediction
 from ._iteragpu import PhaseRow as PhaseRow
+from ._iteragpu import PredictionTarget as PredictionTarget
 from ._iteragpu import Quote as Quote
 from ._iteragpu import ResourceUnavailable as ResourceUnavailable
 from ._iteragpu import ResultCost as ResultCost
@@ -63,6 +66,12 @@ class PhaseMeasurer:
                 dtype: str = ..., warmup: int = ..., repeats: int = ..., seed: int = ...,
                 output: Optional[PathArg] = ...,
                 backend_path: Optional[PathArg] = ...) -> Measurement: ...
+
+def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[str, float]] = ...,
+            batch: Optional[int] = ..., context: Optional[int] = ..., width: Optional[int] = ...,
+            hidden: Optional[int] = ..., dtype: Optional[str] = ..., warmup: Optional[int] = ...,
+            repeats: Optional[int] = ..., seed: Optional[int] = ...,
+            backend_path: Optional[PathArg] = ...) -> MemoryPrediction: ...
 
 def measure(*, in_process: bool = ..., progress: Progress = ..., device: str = ...,
             batch: int = ..., context: int = ..., width: int = ..., hidden: int = ...,

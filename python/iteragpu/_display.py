@@ -242,7 +242,78 @@ def measurement_html(measurement):
     ]
     if config.output:
         notes.append(f"Saved to {config.output}.")
-    return _section("Measurement", summary + _table(header, rows), notes)
+    return _section("Measurement", summary + _table(header, rows) + _prediction_comparison(measurement), notes)
+
+
+_COUNTERS = (  # (label, which counters, attribute)
+    ("allocated at baseline", "baseline", "allocated_bytes"),
+    ("allocated at end", "end", "allocated_bytes"),
+    ("reserved at baseline", "baseline", "reserved_bytes"),
+    ("reserved at end", "end", "reserved_bytes"),
+    ("peak allocated", "end", "peak_allocated_bytes"),
+    ("peak reserved", "end", "peak_reserved_bytes"),
+)
+
+
+def _prediction_comparison(measurement):
+    """The prediction beside the measured rows: how many counters it got, and each miss."""
+    if measurement.prediction is None:
+        return "<p>Prediction: none (the allocator rules describe CUDA builds only).</p>"
+    target = measurement.prediction.target
+    total = 6 * len(measurement.phases)
+    misses = []
+    for index, row in enumerate(measurement.phases):
+        predicted = measurement.predicted_row(index)
+        if predicted is None:
+            continue
+        for label, which, attribute in _COUNTERS:
+            measured = getattr(getattr(row, which), attribute)
+            expected = getattr(getattr(predicted, which), attribute)
+            if measured != expected:
+                misses.append([_escape(_row_label(row)), _escape(label), _bytes_cell(measured),
+                               _bytes_cell(expected), f"{measured - expected:+,}"])
+    text = (f"<p>Prediction (made before the GPU was touched; workspaces "
+            f"{_escape(target.workspace_source)}): {measurement.exact_predicted_counters} of "
+            f"{total} counters exact.</p>")
+    if misses:
+        text += _table(["phase", "counter", "measured", "predicted", "difference"], misses)
+    for caveat in measurement.prediction.caveats:
+        text += f"<p>Caveat: {_escape(caveat)}</p>"
+    return text
+
+
+def prediction_html(prediction):
+    model = prediction.model
+    target = prediction.target
+    gpu = f"{_escape(target.gpu_name)}, " if target.gpu_name else ""
+    summary = (
+        f"<p>Linear({model.width}&rarr;{model.hidden}) &rarr; GELU &rarr; "
+        f"Linear({model.hidden}&rarr;{model.width}), input [{model.batch}, {model.context}, "
+        f"{model.width}] {_escape(model.dtype)}, on {gpu}compute capability "
+        f"{target.compute_capability_major}.{target.compute_capability_minor}: cuBLAS workspace "
+        f"{_bytes_cell(target.cublas_workspace_bytes)}, cuBLASLt workspace "
+        f"{_bytes_cell(target.cublaslt_workspace_bytes)}"
+        f"{'' if prediction.cublaslt_used else ' (not used)'} "
+        f"({_escape(target.workspace_source)}).</p>"
+    )
+    rows = [
+        [
+            _escape(_row_label(row)),
+            _bytes_cell(row.baseline.allocated_bytes),
+            _bytes_cell(row.end.allocated_bytes),
+            _bytes_cell(row.end.peak_allocated_bytes),
+            _bytes_cell(row.baseline.reserved_bytes),
+            _bytes_cell(row.end.reserved_bytes),
+            _bytes_cell(row.end.peak_reserved_bytes),
+        ]
+        for row in prediction.phases
+    ]
+    header = ["phase", "allocated: baseline", "end", "peak", "reserved: baseline", "end", "peak"]
+    notes = [
+        "Predicted counters of this process's caching allocator on one GPU, from PyTorch's "
+        "rules, before any GPU is touched; not the CUDA context or other processes.",
+    ] + [f"Caveat: {caveat}" for caveat in prediction.caveats]
+    return _section("Predicted memory", summary + _table(header, rows), notes)
 
 
 def plot_measurement(measurement):

@@ -184,6 +184,8 @@ class StackReport:
     gpus: List[GpuDevice]
     selected_free_bytes: Optional[int]
     selected_total_bytes: Optional[int]
+    cublas_workspace_bytes: Optional[int]
+    cublaslt_workspace_bytes: Optional[int]
 
 class EnvironmentReport(_Report):
     iteragpu_version: str
@@ -255,11 +257,40 @@ class SyntheticModel:
     parameter_bytes: int
     input_bytes: int
 
+class PredictionTarget:
+    compute_capability_major: int
+    compute_capability_minor: int
+    gpu_name: str
+    cublas_workspace_bytes: int
+    cublaslt_workspace_bytes: int
+    workspace_source: str
+
+class PhasePrediction:
+    phase: str
+    repeat: int
+    forwards: int
+    baseline: AllocatorCounters
+    end: AllocatorCounters
+
+class MemoryPrediction(_Report):
+    configuration: MeasureRequest
+    model: SyntheticModel
+    target: PredictionTarget
+    cublaslt_used: bool
+    phases: List[PhasePrediction]
+    caveats: List[str]
+    def _repr_html_(self) -> str: ...
+
+def predict_memory(request: MeasureRequest, compute_capability: str = ...) -> MemoryPrediction: ...
+
 class Measurement(_Report):
     environment: EnvironmentReport
     configuration: MeasureRequest
     model: SyntheticModel
     phases: List[PhaseRow]
+    prediction: Optional[MemoryPrediction]
+    exact_predicted_counters: int
+    def predicted_row(self, index: int) -> Optional[PhasePrediction]: ...
     def plot(self) -> Any: ...  # matplotlib.figure.Figure
     def _repr_html_(self) -> str: ...
 

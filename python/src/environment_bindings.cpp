@@ -51,11 +51,16 @@ void register_stack_types(py::module_& m) {
                     "Free memory of the selected device as the runtime reports it, or None.")
       .def_readonly("selected_total_bytes", &StackReport::selected_total_bytes,
                     "Total memory of the selected device as the runtime reports it, or None.")
+      .def_readonly("cublas_workspace_bytes", &StackReport::cublas_workspace_bytes,
+                    "cuBLAS workspace LibTorch chose for the selected device, or None.")
+      .def_readonly("cublaslt_workspace_bytes", &StackReport::cublaslt_workspace_bytes,
+                    "cuBLASLt workspace LibTorch chose for the selected device, or None.")
       .def(py::pickle(
           [](const StackReport& s) {
             return py::make_tuple(s.torch_version, s.cuda_build_version, s.hip_build_version,
                                   s.cudnn_version, s.gpu_runtime_available, s.gpus,
-                                  s.selected_free_bytes, s.selected_total_bytes);
+                                  s.selected_free_bytes, s.selected_total_bytes,
+                                  s.cublas_workspace_bytes, s.cublaslt_workspace_bytes);
           },
           [](const py::tuple& t) {
             StackReport s;
@@ -67,6 +72,8 @@ void register_stack_types(py::module_& m) {
             s.gpus = t[5].cast<std::vector<GpuDevice>>();
             s.selected_free_bytes = t[6].cast<std::optional<std::uint64_t>>();
             s.selected_total_bytes = t[7].cast<std::optional<std::uint64_t>>();
+            s.cublas_workspace_bytes = t[8].cast<std::optional<std::uint64_t>>();
+            s.cublaslt_workspace_bytes = t[9].cast<std::optional<std::uint64_t>>();
             return s;
           }));
 }

@@ -202,6 +202,17 @@ void register_measurement(py::module_& m) {
       .def_readonly("configuration", &Measurement::configuration, "The MeasureRequest.")
       .def_readonly("model", &Measurement::model, "The SyntheticModel measured.")
       .def_readonly("phases", &Measurement::phases, "PhaseRow list, in order.")
+      .def_readonly("prediction", &Measurement::prediction,
+                    "MemoryPrediction made before the GPU was touched, one PhasePrediction per "
+                    "PhaseRow in the same order; None for a ROCm build.")
+      .def(
+          "predicted_row", [](const Measurement& x, std::size_t index) -> std::optional<PhasePrediction> {
+            const PhasePrediction* row = x.predicted_row(index);
+            return row ? std::optional<PhasePrediction>(*row) : std::nullopt;
+          },
+          py::arg("index"), "The prediction for phases[index], or None.")
+      .def_property_readonly("exact_predicted_counters", &Measurement::exact_predicted_counters,
+                             "How many of the six counters of every row equal their prediction.")
       .def(
           "plot", [](py::object self) { return call_display("plot_measurement", self); },
           R"pbdoc(
@@ -219,7 +230,8 @@ void register_measurement(py::module_& m) {
            })
       .def(py::pickle(
           [](const Measurement& x) {
-            return py::make_tuple(x.environment, x.configuration, x.model, x.phases);
+            return py::make_tuple(x.environment, x.configuration, x.model, x.phases, x.timing,
+                                  x.prediction);
           },
           [](const py::tuple& t) {
             Measurement x;
@@ -227,6 +239,8 @@ void register_measurement(py::module_& m) {
             x.configuration = t[1].cast<MeasureRequest>();
             x.model = t[2].cast<SyntheticModel>();
             x.phases = t[3].cast<std::vector<PhaseRow>>();
+            x.timing = t[4].cast<TimingSummary>();
+            x.prediction = t[5].cast<std::optional<MemoryPrediction>>();
             return x;
           }));
   add_report_methods(measurement, "measurement_html");

@@ -18,6 +18,7 @@ PYBIND11_MODULE(_iteragpu, m) {
   python::register_estimate(m);
   python::register_packages(m);
   python::register_environment(m);
+  python::register_predict(m);
   python::register_measure(m);
   python::register_results(m);
 }

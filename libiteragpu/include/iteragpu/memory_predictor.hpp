@@ -35,6 +35,12 @@ struct PredictionTarget {
   // The sizes the backend read from LibTorch for the selected GPU, else the table for its
   // compute capability. Throws UsageError when the report names no selected GPU.
   static PredictionTarget from_environment(const EnvironmentReport& environment);
+  // What `predict` is given: exactly one of a device ("cuda:N": the backend plugin, loaded
+  // from `backend_path` or the usual places, reports the GPU without allocating) or a
+  // compute capability ("9.0": the table, no backend). UsageError, BackendUnavailable or
+  // DeviceUnavailable otherwise, each naming the way out.
+  static PredictionTarget resolve(const std::string& device, const std::string& compute_capability,
+                                  const std::string& backend_path = "");
 };
 
 // Predicted counters of one phase row, and what was predicted for it.

@@ -1,0 +1,130 @@
+// MemoryPredictor: the counters a measurement will record, before the GPU is touched. Every
+// type pickles, since a Measurement (which carries its prediction) crosses back from the
+// child process that measured it.
+
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "iteragpu/memory_predictor.hpp"
+
+namespace iteragpu::python {
+namespace {
+
+void register_target(py::module_& m) {
+  py::class_<PredictionTarget>(m, "PredictionTarget",
+                               "The GPU a prediction is for, and the BLAS workspaces it assumes.")
+      .def_readonly("compute_capability_major", &PredictionTarget::compute_capability_major)
+      .def_readonly("compute_capability_minor", &PredictionTarget::compute_capability_minor)
+      .def_readonly("gpu_name", &PredictionTarget::gpu_name, "'' for a compute capability alone.")
+      .def_readonly("cublas_workspace_bytes", &PredictionTarget::cublas_workspace_bytes)
+      .def_readonly("cublaslt_workspace_bytes", &PredictionTarget::cublaslt_workspace_bytes)
+      .def_readonly("workspace_source", &PredictionTarget::workspace_source,
+                    "Reported by LibTorch, or the documented table of PyTorch's defaults.")
+      .def("__repr__",
+           [](const PredictionTarget& t) {
+             return "PredictionTarget(compute_capability='" +
+                    std::to_string(t.compute_capability_major) + "." +
+                    std::to_string(t.compute_capability_minor) + "', cublas_workspace_bytes=" +
+                    std::to_string(t.cublas_workspace_bytes) + ", cublaslt_workspace_bytes=" +
+                    std::to_string(t.cublaslt_workspace_bytes) + ")";
+           })
+      .def(py::pickle(
+          [](const PredictionTarget& t) {
+            return py::make_tuple(t.compute_capability_major, t.compute_capability_minor,
+                                  t.gpu_name, t.cublas_workspace_bytes,
+                                  t.cublaslt_workspace_bytes, t.workspace_source);
+          },
+          [](const py::tuple& t) {
+            PredictionTarget target;
+            target.compute_capability_major = t[0].cast<int>();
+            target.compute_capability_minor = t[1].cast<int>();
+            target.gpu_name = t[2].cast<std::string>();
+            target.cublas_workspace_bytes = t[3].cast<std::uint64_t>();
+            target.cublaslt_workspace_bytes = t[4].cast<std::uint64_t>();
+            target.workspace_source = t[5].cast<std::string>();
+            return target;
+          }));
+}
+
+void register_prediction(py::module_& m) {
+  py::class_<PhasePrediction>(m, "PhasePrediction",
+                              "Predicted counters of one phase row (as PhaseRow's).")
+      .def_readonly("phase", &PhasePrediction::phase)
+      .def_readonly("repeat", &PhasePrediction::repeat, "1-based for warm_forward, 0 otherwise.")
+      .def_readonly("forwards", &PhasePrediction::forwards)
+      .def_readonly("baseline", &PhasePrediction::baseline, "AllocatorCounters before the phase.")
+      .def_readonly("end", &PhasePrediction::end,
+                    "AllocatorCounters after the phase, with the peaks during it.")
+      .def("__repr__",
+           [](const PhasePrediction& p) {
+             return "PhasePrediction(phase='" + p.phase + "', repeat=" + std::to_string(p.repeat) +
+                    ", allocated_end=" + std::to_string(p.end.allocated_bytes) +
+                    ", reserved_end=" + std::to_string(p.end.reserved_bytes) + ")";
+           })
+      .def(py::pickle(
+          [](const PhasePrediction& p) {
+            return py::make_tuple(p.phase, p.repeat, p.forwards, p.baseline, p.end);
+          },
+          [](const py::tuple& t) {
+            PhasePrediction p;
+            p.phase = t[0].cast<std::string>();
+            p.repeat = t[1].cast<int>();
+            p.forwards = t[2].cast<int>();
+            p.baseline = t[3].cast<AllocatorCounters>();
+            p.end = t[4].cast<AllocatorCounters>();
+            return p;
+          }));
+
+  py::class_<MemoryPrediction> prediction(m, "MemoryPrediction", R"pbdoc(
+    The caching-allocator counters `measure` will record for the same options, phase by
+    phase, predicted from PyTorch's allocator rules without touching a GPU.
+  )pbdoc");
+  prediction.def_readonly("configuration", &MemoryPrediction::configuration)
+      .def_readonly("model", &MemoryPrediction::model)
+      .def_readonly("target", &MemoryPrediction::target)
+      .def_readonly("cublaslt_used", &MemoryPrediction::cublaslt_used,
+                    "Whether the bias-fused cuBLASLt GEMM (and its workspace) is used.")
+      .def_readonly("phases", &MemoryPrediction::phases, "PhasePrediction list, in order.")
+      .def_readonly("caveats", &MemoryPrediction::caveats,
+                    "Why the prediction may not hold here; empty when every rule applies.")
+      .def("__repr__",
+           [](const MemoryPrediction& p) {
+             return "MemoryPrediction(phases=" + std::to_string(p.phases.size()) + ")";
+           })
+      .def(py::pickle(
+          [](const MemoryPrediction& p) {
+            return py::make_tuple(p.configuration, p.model, p.target, p.cublaslt_used, p.phases,
+                                  p.caveats);
+          },
+          [](const py::tuple& t) {
+            MemoryPrediction p;
+            p.configuration = t[0].cast<MeasureRequest>();
+            p.model = t[1].cast<SyntheticModel>();
+            p.target = t[2].cast<PredictionTarget>();
+            p.cublaslt_used = t[3].cast<bool>();
+            p.phases = t[4].cast<std::vector<PhasePrediction>>();
+            p.caveats = t[5].cast<std::vector<std::string>>();
+            return p;
+          }));
+  add_report_methods(prediction, "prediction_html");
+
+  m.def(
+      "predict_memory",
+      [](const MeasureRequest& request, const std::string& compute_capability) {
+        const PredictionTarget target = PredictionTarget::resolve(
+            request.device, compute_capability, request.backend_path);
+        return MemoryPredictor::predict(request, target);
+      },
+      py::arg("request"), py::arg("compute_capability") = "",
+      "MemoryPredictor::predict for request.device (the backend reports the GPU) or a "
+      "compute capability ('9.0'); see iteragpu.predict().");
+}
+
+}  // namespace
+
+void register_predict(py::module_& m) {
+  register_target(m);
+  register_prediction(m);
+}
+
+}  // namespace iteragpu::python

@@ -1,0 +1,81 @@
+"""iteragpu.predict(): the same prediction as `iteragpu predict`, its objects, its views, and
+the prediction carried by every measurement."""
+
+import json
+import pickle
+
+import pytest
+
+import iteragpu
+
+SEED_LARGE = dict(batch=2, context=128, width=1024, warmup=3, repeats=5)
+
+
+def test_equals_the_cli_json(cli, schema_validator):
+    prediction = iteragpu.predict(compute_capability="9.0", **SEED_LARGE)
+    completed = cli("predict", "--compute-capability", "9.0", "--batch", "2", "--context", "128",
+                    "--width", "1024", "--warmup", "3", "--repeats", "5", "--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    assert prediction.to_dict() == json.loads(completed.stdout)
+    schema_validator(prediction.to_dict(), "prediction")
+
+
+def test_attributes_are_the_counters_pytorch_recorded_on_an_h200():
+    prediction = iteragpu.predict(compute_capability="9.0", **SEED_LARGE)
+    cold = prediction.phases[2]
+    assert cold.phase == "cold_forward"
+    assert cold.end.allocated_bytes == 70_275_072
+    assert cold.end.reserved_bytes == 92_274_688
+    assert prediction.target.cublas_workspace_bytes == 32 * 2**20
+    assert prediction.cublaslt_used is True
+    assert [row.phase for row in prediction.phases] == (
+        ["model_load", "inputs", "cold_forward", "warmup"] + ["warm_forward"] * 5)
+
+
+def test_a_float_compute_capability_is_read_as_written():
+    assert iteragpu.predict(compute_capability=8.0).target.compute_capability_major == 8
+
+
+def test_pickles_and_shows_html():
+    prediction = iteragpu.predict(compute_capability="9.0")
+    copy = pickle.loads(pickle.dumps(prediction))
+    assert copy.to_dict() == prediction.to_dict()
+    page = prediction._repr_html_()
+    assert "Predicted memory" in page and "cold_forward" in page
+
+
+@pytest.mark.parametrize("options, field", [
+    ({}, "device"),
+    ({"device": "cuda:0", "compute_capability": "9.0"}, "compute_capability"),
+    ({"compute_capability": "nine"}, "compute_capability"),
+    ({"compute_capability": "9.0", "width": 0}, "width"),
+])
+def test_bad_values_raise_usage_error(options, field):
+    with pytest.raises(iteragpu.UsageError) as raised:
+        iteragpu.predict(**options)
+    assert raised.value.field == field
+
+
+def test_wrong_type_is_a_type_error():
+    with pytest.raises(TypeError):
+        iteragpu.predict(compute_capability=["9.0"])
+
+
+def test_device_reads_the_gpu_through_the_backend(fake_backend):
+    prediction = iteragpu.predict(device="cuda:0", backend_path=fake_backend)
+    assert prediction.target.gpu_name == "Fake GPU 0"
+
+
+def test_every_measurement_carries_its_prediction(fake_backend):
+    measurement = iteragpu.measure(backend_path=fake_backend, progress=False, batch=1, context=16,
+                                   width=64, warmup=1, repeats=2)
+    assert measurement.prediction is not None
+    assert len(measurement.prediction.phases) == len(measurement.phases)
+    assert measurement.predicted_row(0).phase == "model_load"
+    assert measurement.predicted_row(99) is None
+    rows = measurement.to_dict()["phases"]
+    assert all(row["predicted"] is not None and row["difference"] is not None for row in rows)
+    first = rows[0]
+    assert first["difference"]["allocated_bytes"]["end"] == (
+        first["allocated_bytes"]["end"] - first["predicted"]["allocated_bytes"]["end"])
+    assert "counters exact" in measurement._repr_html_()
