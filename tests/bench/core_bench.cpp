@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "iteragpu/memory_estimator.hpp"
+#include "iteragpu/memory_predictor.hpp"
 #include "iteragpu/package_calculator.hpp"
 
 namespace {
@@ -55,3 +56,26 @@ void BM_QuoteWithUnitCost(benchmark::State& state) {
 BENCHMARK(BM_QuoteWithUnitCost);
 
 }  // namespace
+
+// `iteragpu predict`'s core: every phase row of the seed's larger command (9 rows) through
+// the caching-allocator model, on the table for compute capability 9.0.
+void BM_PredictSeedLargeCommand(benchmark::State& state) {
+  iteragpu::MeasureRequest request;
+  request.batch = 2;
+  request.context = 128;
+  request.width = 1024;
+  request.warmup = 3;
+  request.repeats = 5;
+  const auto target = iteragpu::PredictionTarget::from_table(9, 0);
+  for (auto _ : state) benchmark::DoNotOptimize(iteragpu::MemoryPredictor::predict(request, target));
+}
+BENCHMARK(BM_PredictSeedLargeCommand);
+
+// The same with 1,000 warm repeats: the cost per predicted row.
+void BM_PredictThousandRepeats(benchmark::State& state) {
+  iteragpu::MeasureRequest request;
+  request.repeats = 1000;
+  const auto target = iteragpu::PredictionTarget::from_table(9, 0);
+  for (auto _ : state) benchmark::DoNotOptimize(iteragpu::MemoryPredictor::predict(request, target));
+}
+BENCHMARK(BM_PredictThousandRepeats);

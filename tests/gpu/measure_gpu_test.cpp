@@ -170,6 +170,22 @@ class GpuMeasure : public ::testing::Test {
     EXPECT_GE(growth(phases[2], "allocated_bytes"), output_block);
     EXPECT_EQ(counter(phases[4], "allocated_bytes", "baseline"),
               counter(phases[2], "allocated_bytes", "end") - output_block);
+
+    // Every counter of every row was predicted exactly before the GPU was touched, with the
+    // workspace sizes LibTorch itself reported.
+    const auto& prediction = result["prediction"];
+    ASSERT_TRUE(prediction.IsObject());
+    EXPECT_EQ(std::string(prediction["workspace_source"].GetString()).rfind("reported by LibTorch", 0), 0u);
+    EXPECT_EQ(prediction["exact_counters"].GetInt(), prediction["counters"].GetInt());
+    for (rapidjson::SizeType i = 0; i < phases.Size(); ++i) {
+      const auto& difference = phases[i]["difference"];
+      SCOPED_TRACE("prediction of phase row " + std::to_string(i));
+      ASSERT_TRUE(difference.IsObject());
+      for (const char* name : {"allocated_bytes", "reserved_bytes"})
+        for (const char* which : {"baseline", "end"}) EXPECT_EQ(difference[name][which].GetInt64(), 0) << name << " " << which;
+      EXPECT_EQ(difference["peak_allocated_bytes"].GetInt64(), 0);
+      EXPECT_EQ(difference["peak_reserved_bytes"].GetInt64(), 0);
+    }
   }
 
   TempDir directory_;
