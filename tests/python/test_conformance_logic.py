@@ -1,0 +1,533 @@
+"""The comparison logic of tests/conformance/gpu_conformance.py, without a GPU.
+
+Synthetic measurement documents (the peer's and iteragpu's JSON shapes) go through the
+functions that decide the GPU conformance step of scripts/gpu-check: counters equal byte for
+byte, the prediction exact, GPU time ratios within [0.97, 1.03], the same kernel sequence
+under Nsight Compute, and the parsing of ncu's CSV. Then the whole script runs against fake
+tools (a fake CLI, peer, iteragpu package and ncu) to check the orchestration, the table and
+the exit status.
+"""
+
+import copy
+import importlib.util
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                      "conformance", "gpu_conformance.py")
+_spec = importlib.util.spec_from_file_location("gpu_conformance", SCRIPT)
+conformance = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(conformance)
+
+COUNTER_NAMES = [name for name, _, _ in conformance.COUNTERS]
+MiB = 1 << 20
+
+
+# --- Synthetic documents ------------------------------------------------------------------------
+
+def make_rows(warmup=1, repeats=2, gpu_seconds=0.008, host_seconds=0.0081):
+    """Phase rows shaped like the CLI's and the peer's, with plausible counters."""
+    phases = [("model_load", None, 0), ("inputs", None, 0), ("cold_forward", None, 1)]
+    if warmup:
+        phases.append(("warmup", None, warmup))
+    phases += [("warm_forward", repeat, 1) for repeat in range(1, repeats + 1)]
+    rows = []
+    allocated, reserved = 0, 0
+    for index, (phase, repeat, forwards) in enumerate(phases):
+        end = allocated + 4096 * (index + 1)
+        rows.append({
+            "phase": phase, "repeat": repeat, "forwards": forwards,
+            "host_seconds": host_seconds, "gpu_event_seconds": gpu_seconds,
+            "allocated_bytes": {"baseline": allocated, "end": end},
+            "reserved_bytes": {"baseline": reserved, "end": reserved + 2 * MiB},
+            "peak_allocated_bytes": end + 512,
+            "peak_reserved_bytes": reserved + 2 * MiB,
+        })
+        allocated, reserved = end, reserved + 2 * MiB
+    return rows
+
+
+def peer_document(**options):
+    return {"schema": "iteragpu.measurement-peer", "phases": make_rows(**options)}
+
+
+def counters_of(row):
+    return {key: copy.deepcopy(row[key]) for key in
+            ("allocated_bytes", "reserved_bytes", "peak_allocated_bytes", "peak_reserved_bytes")}
+
+
+def iteragpu_document(**options):
+    """The CLI's / Python's shape: each row with "predicted" (exact) and "difference" (zeros)."""
+    document = {"schema": "iteragpu.measurement", "phases": make_rows(**options)}
+    for row in document["phases"]:
+        row["predicted"] = counters_of(row)
+        row["difference"] = {"allocated_bytes": {"baseline": 0, "end": 0},
+                             "reserved_bytes": {"baseline": 0, "end": 0},
+                             "peak_allocated_bytes": 0, "peak_reserved_bytes": 0}
+    return document
+
+
+def set_counter(row, name, value):
+    member, _, sub = name.partition(".")
+    if sub:
+        row[member][sub] = value
+    else:
+        row[member] = value
+
+
+def get_counter(row, name):
+    member, _, sub = name.partition(".")
+    return row[member][sub] if sub else row[member]
+
+
+def cell(gpu_timed=False):
+    return {"kind": "measure", "dtype": "float32", "config": "seed-small", "batch": 1, "context": 16,
+            "width": 64, "hidden": 0, "warmup": 1, "repeats": 2, "gpu_timed": gpu_timed}
+
+
+def runs_of(documents, rounds=1):
+    """Run records as run_cell makes them: documents = {tool: [document per round]}."""
+    return [{"tool": tool, "round": index, "error": None, "document": per_round[index]}
+            for index in range(rounds) for tool, per_round in documents.items()]
+
+
+# --- Counters -----------------------------------------------------------------------------------
+
+def test_equal_counters_pass():
+    result = conformance.check_counters(peer_document(), [("cli", iteragpu_document()),
+                                                          ("python", iteragpu_document())])
+    assert result["ok"], result
+    assert result["differences"] == [] and result["problems"] == []
+    assert conformance.describe_counters(result) == "yes"
+    evaluated = conformance.evaluate_cell(cell(), runs_of({"peer": [peer_document()], "cli": [iteragpu_document()],
+                                                           "python": [iteragpu_document()]}))
+    assert evaluated["failures"] == []
+
+
+@pytest.mark.parametrize("tool", ["cli", "python"])
+@pytest.mark.parametrize("counter", COUNTER_NAMES)
+@pytest.mark.parametrize("row_index", [0, 2, 5])
+def test_one_byte_difference_in_any_counter_fails_and_is_named(tool, counter, row_index):
+    documents = {"peer": peer_document(), "cli": iteragpu_document(), "python": iteragpu_document()}
+    row = documents[tool]["phases"][row_index]
+    set_counter(row, counter, get_counter(row, counter) + 1)
+    result = conformance.check_counters(documents["peer"], [("cli", documents["cli"]),
+                                                            ("python", documents["python"])])
+    assert not result["ok"]
+    assert result["differences"] == [{
+        "tool": tool, "phase": conformance.row_label(row), "counter": counter,
+        "reference": get_counter(row, counter) - 1, "value": get_counter(row, counter), "difference": 1}]
+    text = conformance.describe_counters(result)
+    assert text.startswith("NO ") and counter in text and "+1" in text and tool in text
+    evaluated = conformance.evaluate_cell(cell(), runs_of({name: [doc] for name, doc in documents.items()}))
+    assert any(failure.startswith("counters:") and counter in failure for failure in evaluated["failures"])
+
+
+def test_a_difference_in_a_later_round_is_named_with_its_round():
+    rounds = {tool: [peer_document() if tool == "peer" else iteragpu_document() for _ in range(3)]
+              for tool in conformance.TOOLS}
+    rounds["peer"][2]["phases"][2]["reserved_bytes"]["end"] += MiB  # the peer itself, round 3
+    evaluated = conformance.evaluate_cell(cell(gpu_timed=True), runs_of(rounds, rounds=3))
+    failure = next(failure for failure in evaluated["failures"] if failure.startswith("counters:"))
+    assert "peer round 3: cold_forward reserved_bytes.end +1048576" in failure
+
+
+def test_rows_that_do_not_line_up_fail():
+    document = iteragpu_document()
+    del document["phases"][-1]
+    result = conformance.check_counters(peer_document(), [("cli", document)])
+    assert not result["ok"]
+    assert "phase rows" in result["problems"][0] and "warm_forward 2" in result["problems"][0]
+
+
+def test_a_failed_run_fails_the_cell():
+    runs = runs_of({"peer": [peer_document()], "cli": [iteragpu_document()], "python": [iteragpu_document()]})
+    runs[1].update(document=None, error="exit 3: out of memory")
+    evaluated = conformance.evaluate_cell(cell(), runs)
+    assert any("cli: no result (exit 3: out of memory)" in failure for failure in evaluated["failures"])
+    assert any(failure.startswith("prediction:") and "cli: no result" in failure
+               for failure in evaluated["failures"])
+
+
+# --- Prediction ---------------------------------------------------------------------------------
+
+def test_exact_prediction_passes_and_counts_every_counter():
+    result = conformance.check_prediction(iteragpu_document())
+    assert result["ok"], result
+    assert (result["exact"], result["total"]) == (36, 36)
+    assert result["largest_difference"] is None
+
+
+@pytest.mark.parametrize("how", ["absent", "null"])
+def test_missing_predicted_fails(how):
+    document = iteragpu_document()
+    row = document["phases"][3]
+    if how == "absent":
+        del row["predicted"]
+        del row["difference"]
+    else:
+        row["predicted"] = row["difference"] = None
+    result = conformance.check_prediction(document)
+    assert not result["ok"]
+    assert result["exact"] == 30 and result["total"] == 36
+    assert 'no "predicted" in 1 of 6 phase rows (warmup)' in result["problems"][0]
+
+
+def test_a_document_without_any_prediction_fails_clearly():
+    documents = {"peer": [peer_document()], "cli": [peer_document()], "python": [iteragpu_document()]}
+    evaluated = conformance.evaluate_cell(cell(), runs_of(documents))
+    assert evaluated["counters"]["ok"]
+    assert not evaluated["prediction"]["ok"]
+    assert any('cli: no "predicted" in 6 of 6 phase rows' in failure for failure in evaluated["failures"])
+    text = conformance.describe_prediction(evaluated["prediction"])
+    assert text.startswith("NO ") and "cli 0/36" in text and "py 36/36" in text
+
+
+def test_inexact_prediction_reports_the_count_and_the_largest_difference():
+    document = iteragpu_document()
+    cold = document["phases"][2]
+    cold["predicted"]["reserved_bytes"]["end"] -= 2 * MiB
+    cold["difference"]["reserved_bytes"]["end"] = 2 * MiB
+    cold["predicted"]["peak_allocated_bytes"] += 512
+    cold["difference"]["peak_allocated_bytes"] = -512
+    result = conformance.check_prediction(document)
+    assert not result["ok"]
+    assert (result["exact"], result["total"]) == (34, 36)
+    assert result["largest_difference"]["value"] == 2 * MiB
+    assert result["largest_difference"]["phase"] == "cold_forward"
+    assert result["largest_difference"]["counter"] == "reserved_bytes.end"
+    assert result["problems"] == []  # "difference" is consistent: only the count fails
+    summary = conformance.summarize_prediction({"cli": [result], "python": [conformance.check_prediction(iteragpu_document())]})
+    assert conformance.describe_prediction(summary) == "NO cli 34/36 py 36/36 (max +2097152)"
+
+
+def test_a_difference_field_that_is_not_measured_minus_predicted_fails():
+    document = iteragpu_document()
+    document["phases"][1]["difference"]["peak_reserved_bytes"] = 7
+    result = conformance.check_prediction(document)
+    assert not result["ok"]
+    assert result["exact"] == 36
+    assert any("peak_reserved_bytes is 7" in problem for problem in result["problems"])
+
+
+# --- GPU time -----------------------------------------------------------------------------------
+
+def samples(cli_ratio=1.0, python_ratio=1.0, peer=0.008, count=60):
+    return {"peer": {"gpu": [peer] * count, "host": [peer * 1.01] * count},
+            "cli": {"gpu": [peer * cli_ratio] * count, "host": [peer] * count},
+            "python": {"gpu": [peer * python_ratio] * count, "host": [peer] * count}}
+
+
+@pytest.mark.parametrize("ratio, ok", [(1.0, True), (1.02, True), (0.98, True), (1.04, False), (0.96, False)])
+@pytest.mark.parametrize("tool", ["cli", "python"])
+def test_gpu_ratio_bounds(tool, ratio, ok):
+    result = conformance.check_gpu_time(samples(**{f"{tool}_ratio": ratio}))
+    assert result["ok"] is ok
+    assert result["ratios"][tool] == pytest.approx(ratio)
+    assert conformance.describe_ratio(result, tool).endswith(" NO") is (not ok)
+    if not ok:
+        assert result["problems"] == [f"{tool}/peer GPU median ratio {ratio:.3f} outside [0.97, 1.03]"]
+
+
+def test_gpu_time_is_the_median_pooled_over_rounds():
+    documents = {tool: [] for tool in conformance.TOOLS}
+    for round_index in range(3):
+        for tool in conformance.TOOLS:
+            make = peer_document if tool == "peer" else iteragpu_document
+            # The CLI is 4 % slower in one round of three only: the pooled median stays at 1.
+            factor = 1.04 if tool == "cli" and round_index == 1 else 1.0
+            documents[tool].append(make(warmup=3, repeats=20, gpu_seconds=0.008 * factor))
+    evaluated = conformance.evaluate_cell(cell(gpu_timed=True), runs_of(documents, rounds=3))
+    assert evaluated["gpu_time"]["ok"], evaluated["gpu_time"]
+    assert evaluated["gpu_time"]["samples_count"] == {"peer": 60, "cli": 60, "python": 60}
+    for document in documents["cli"]:
+        for row in document["phases"]:
+            row["gpu_event_seconds"] *= 1.04
+    evaluated = conformance.evaluate_cell(cell(gpu_timed=True), runs_of(documents, rounds=3))
+    assert any(failure.startswith("GPU time: cli/peer") for failure in evaluated["failures"])
+
+
+# --- Kernels ------------------------------------------------------------------------------------
+
+NCU_SAMPLE = textwrap.dedent('''\
+    ==PROF== Connected to process 4242 (/opt/torch/.venv/bin/python3.12)
+    ==PROF== Profiling "distribution_elementwise_grid_stride_kernel" - 0: 0%....50%....100% - 1 pass
+    ==PROF== Profiling "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_bias_TNT" - 1: 0%....50%....100% - 1 pass
+    ==PROF== Profiling "vectorized_elementwise_kernel" - 2: 0%....50%....100% - 1 pass
+    ==PROF== Profiling "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8" - 3: 0%....50%....100% - 1 pass
+    Measurement on cuda:0 (NVIDIA H200), LibTorch 2.11.0
+    phase, host ms, "GPU" ms
+    ==PROF== Disconnected from process 4242
+    ==WARNING== Found outstanding GPU clock reset, trying to revert...Success.
+    "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+    "0","4242","python3.12","127.0.0.1","void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, (int)4, void at::native::templates::cuda::normal_and_transform<float, float, at::CUDAGeneratorImpl *>(int, at::PhiloxCudaState, T3, T4)","1","7","(256, 1, 1)","(264, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","2,272"
+    "1","4242","python3.12","127.0.0.1","nvjet_sm90_tst_64x8_64x16_4x1_v_bz_bias_TNT","1","7","(384, 1, 1)","(1, 32, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","5.18"
+    "2","4242","python3.12","127.0.0.1","void at::native::vectorized_elementwise_kernel<(int)4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase &, at::native::GeluType)::[lambda() (instance 1)]::operator ()() const::[lambda() (instance 2)]::operator ()() const::[lambda(float) (instance 1)], std::array<char *, (unsigned long)2>>(int, T2, T3)","1","7","(128, 1, 1)","(32, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","1,696"
+    "3","4242","python3.12","127.0.0.1","sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8","1","7","(128, 1, 1)","(1, 2, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","6,080"
+    ''')
+
+
+def test_parse_ncu_csv_sample():
+    kernels = conformance.parse_ncu_csv(NCU_SAMPLE)
+    assert [kernel["id"] for kernel in kernels] == [0, 1, 2, 3]
+    assert [conformance.kernel_base_name(kernel["name"]) for kernel in kernels] == [
+        "at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel",
+        "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_bias_TNT",
+        "at::native::vectorized_elementwise_kernel",
+        "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8",
+    ]
+    assert kernels[0]["name"].endswith("(int, at::PhiloxCudaState, T3, T4)")  # quoted commas kept
+    assert [kernel["duration_ns"] for kernel in kernels] == pytest.approx([2272, 5180, 1696, 6080])
+    assert conformance.gemm_kernel_names([kernel["name"] for kernel in kernels]) == [
+        "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_bias_TNT", "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8"]
+
+
+def test_parse_ncu_csv_one_entry_per_launch_and_nothing_from_noise():
+    header = NCU_SAMPLE.splitlines()[9]
+    extra_metric = ('"1","4242","python3.12","127.0.0.1","nvjet_sm90_tst_64x8_64x16_4x1_v_bz_bias_TNT","1","7",'
+                    '"(384, 1, 1)","(1, 32, 1)","0","9.0","Command line profiler metrics","sm__cycles_elapsed.avg",'
+                    '"cycle","9,001"')
+    kernels = conformance.parse_ncu_csv(NCU_SAMPLE + extra_metric + "\n")
+    assert len(kernels) == 4 and kernels[1]["duration_ns"] == pytest.approx(5180)
+    assert conformance.parse_ncu_csv("==PROF== Connected to process 1\n==ERROR== ERR_NVGPUCTRPERM\n") == []
+    assert header.startswith('"ID"')
+    assert conformance.parse_ncu_csv(header + "\n") == []
+
+
+def test_same_kernels_pass_and_a_kernel_list_that_differs_fails():
+    kernels = conformance.parse_ncu_csv(NCU_SAMPLE)
+    same = conformance.evaluate_kernels({"dtype": "float32", "config": "kernels"},
+                                        {"peer": kernels, "cli": copy.deepcopy(kernels)}, {"peer": None, "cli": None})
+    assert same["ok"] and conformance.describe_kernels(same) == "same 4 kernels"
+    other = copy.deepcopy(kernels)
+    other[3]["name"] = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>(T1::Params)"
+    differs = conformance.evaluate_kernels({"dtype": "float32", "config": "kernels"},
+                                           {"peer": kernels, "cli": other}, {"peer": None, "cli": None})
+    assert not differs["ok"]
+    assert "launch 3" in differs["failures"][0] and "cutlass::Kernel2" in differs["failures"][0]
+    assert differs["gemm"]["cli"][-1].startswith("void cutlass::Kernel2")
+    shorter = conformance.evaluate_kernels({"dtype": "float32", "config": "kernels"},
+                                           {"peer": kernels, "cli": kernels[:3]}, {"peer": None, "cli": None})
+    assert not shorter["ok"] and "cli (none)" in shorter["failures"][0]
+    empty = conformance.evaluate_kernels({"dtype": "float32", "config": "kernels"},
+                                         {"peer": [], "cli": []}, {"peer": None, "cli": None})
+    assert not empty["ok"] and empty["failures"] == ["no kernels profiled"]
+
+
+# --- Matrix and options -------------------------------------------------------------------------
+
+def test_the_matrix():
+    cells, kernels = conformance.select_cells([])
+    keys = [conformance.cell_key(c) for c in cells]
+    assert len(keys) == 12 and len(set(keys)) == 12
+    by_key = {conformance.cell_key(c): c for c in cells}
+    assert by_key["float16:gpu-bound"]["width"] == 4096 and by_key["float32:gpu-bound"]["width"] == 2048
+    assert by_key["bfloat16:odd"]["hidden"] == 1001
+    assert [c["gpu_timed"] for c in cells].count(True) == 3
+    assert [conformance.cell_key(c) for c in kernels] == ["float32:kernels", "bfloat16:kernels"]
+    assert conformance.estimate_seconds(cells, kernels, 3, True) <= conformance.BUDGET_SECONDS
+
+
+def test_only_selects_cells_and_refuses_unknown_ones():
+    cells, kernels = conformance.select_cells(["float16:gpu-bound", "float32:kernels"])
+    assert [conformance.cell_key(c) for c in cells + kernels] == ["float16:gpu-bound", "float32:kernels"]
+    cells, kernels = conformance.select_cells(["*:odd"])
+    assert [c["dtype"] for c in cells] == ["float32", "float16", "bfloat16"] and kernels == []
+    for bad in ("float64:odd", "float32:huge", "float16:kernels"):
+        with pytest.raises(conformance.UsageError):
+            conformance.select_cells([bad])
+
+
+def test_tool_commands(tmp_path):
+    settings = {"cli": "/b/iteragpu", "python": "/v/python3", "pythonpath": "/b/python", "peer": "/s/peer.py"}
+    odd = dict(cell(), width=333, hidden=1001, dtype="bfloat16")
+    argv, _ = conformance.tool_command("cli", odd, "/w/o.json", settings, environ={})
+    assert argv[:4] == ["/b/iteragpu", "measure", "--device", "cuda:0"]
+    assert argv[argv.index("--hidden") + 1] == "1001" and argv[-2:] == ["--output", "/w/o.json"]
+    argv, _ = conformance.tool_command("peer", cell(), "/w/p.json", settings, environ={})
+    assert argv[:2] == ["/v/python3", "/s/peer.py"] and "--hidden" not in argv  # 0: 4 x width
+    argv, environment = conformance.tool_command("python", odd, "/w/y.json", settings,
+                                                 environ={"PYTHONPATH": "/elsewhere"})
+    assert argv[:2] == ["/v/python3", "-c"] and "in_process=True" in argv[2]
+    assert json.loads(argv[3])["hidden"] == 1001 and json.loads(argv[3])["output"] == "/w/y.json"
+    assert environment["PYTHONPATH"] == "/b/python" + os.pathsep + "/elsewhere"
+
+
+def test_python_request_keywords_are_those_of_the_module():
+    """The keywords gpu_conformance passes to iteragpu.measure() exist in the real binding."""
+    iteragpu = pytest.importorskip("iteragpu")
+    import inspect
+
+    request = iteragpu.MeasureRequest(**conformance.python_request(dict(cell(), hidden=1001), "x.json"))
+    assert (request.hidden, request.output, request.device) == (1001, "x.json", "cuda:0")
+    parameters = inspect.signature(iteragpu.PhaseMeasurer.measure).parameters
+    assert "in_process" in parameters and "progress" in parameters
+
+
+# --- The whole script against fake tools --------------------------------------------------------
+
+FAKE_TOOL = '''
+import json, os, sys
+MiB = 1 << 20
+
+def document(tool, request):
+    """Counters from the shape, the same for every tool unless FAKE_PERTURB says otherwise."""
+    width, hidden = int(request["width"]), int(request.get("hidden") or 0) or 4 * int(request["width"])
+    warmup, repeats = int(request["warmup"]), int(request["repeats"])
+    phases = [("model_load", None), ("inputs", None), ("cold_forward", None)]
+    phases += [("warmup", None)] if warmup else []
+    phases += [("warm_forward", r) for r in range(1, repeats + 1)]
+    rows, allocated = [], 0
+    for index, (phase, repeat) in enumerate(phases):
+        end = allocated + 512 * (width + hidden) * (index + 1)
+        row = {"phase": phase, "repeat": repeat, "forwards": 1, "host_seconds": 0.0081,
+               "gpu_event_seconds": 0.008 * float(os.environ.get("FAKE_GPU_SCALE_" + tool, "1")),
+               "allocated_bytes": {"baseline": allocated, "end": end},
+               "reserved_bytes": {"baseline": 2 * MiB, "end": 4 * MiB},
+               "peak_allocated_bytes": end + 512, "peak_reserved_bytes": 4 * MiB}
+        allocated = end
+        if tool != "peer" and os.environ.get("FAKE_NO_PREDICTION") != tool:
+            row["predicted"] = {k: json.loads(json.dumps(row[k])) for k in
+                                ("allocated_bytes", "reserved_bytes", "peak_allocated_bytes", "peak_reserved_bytes")}
+            row["difference"] = {"allocated_bytes": {"baseline": 0, "end": 0},
+                                 "reserved_bytes": {"baseline": 0, "end": 0},
+                                 "peak_allocated_bytes": 0, "peak_reserved_bytes": 0}
+        rows.append(row)
+    perturb = os.environ.get("FAKE_PERTURB", "")  # tool:phase:member:delta
+    if perturb.startswith(tool + ":"):
+        _, phase, member, delta = perturb.split(":")
+        for row in rows:
+            if row["phase"] == phase:
+                row[member]["end"] += int(delta)
+    return {"phases": rows}
+
+def write(tool, request):
+    with open(request["output"], "x") as output:
+        json.dump(document(tool, request), output)
+
+def main(tool, argv):
+    if argv and argv[0] == "measure":
+        argv = argv[1:]
+    request = dict(zip([a[2:] for a in argv[0::2]], argv[1::2]))
+    write(tool, request)
+'''
+
+FAKE_PACKAGE = '''
+import fake_tool
+
+def measure(in_process=False, progress=None, **request):
+    if not in_process or progress is not False:
+        raise SystemExit("expected in_process=True, progress=False")
+    fake_tool.write("python", request)
+'''
+
+FAKE_NCU = '''
+import os, sys
+peer = any(a.endswith("fake_peer.py") for a in sys.argv)
+names = ["void at::native::normal_kernel<float>(int, T)", "nvjet_sm90_tst_64x8_TNT",
+         "void at::native::vectorized_elementwise_kernel<4, Gelu>(int, T2, T3)", "nvjet_sm90_tst_64x8_TNT"]
+if not peer and os.environ.get("FAKE_NCU_DIFFER"):
+    names[3] = "sm90_xmma_gemm_f32f32_tn_n_tilesize64x64x8"
+print("==PROF== Connected to process 77 (/usr/bin/python3)")
+print("Measurement on cuda:0, some, text")
+print("==PROF== Disconnected from process 77")
+print('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Metric Name","Metric Unit","Metric Value"')
+for index, name in enumerate(names):
+    print(f'"{index}","77","python3","localhost","{name}","1","7","gpu__time_duration.sum","nsecond","1,024"')
+'''
+
+
+def executable(path, body):
+    path.write_text(f"#!{sys.executable}\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+@pytest.fixture
+def fakes(tmp_path):
+    package = tmp_path / "package"
+    (package / "iteragpu").mkdir(parents=True)
+    (package / "fake_tool.py").write_text(FAKE_TOOL)
+    (package / "iteragpu" / "__init__.py").write_text(FAKE_PACKAGE)
+    prelude = f"import sys; sys.path.insert(0, {str(package)!r}); import fake_tool\n"
+    return {
+        "cli": executable(tmp_path / "iteragpu", prelude + 'fake_tool.main("cli", sys.argv[1:])\n'),
+        "peer": executable(tmp_path / "fake_peer.py", prelude + 'fake_tool.main("peer", sys.argv[1:])\n'),
+        "ncu": executable(tmp_path / "ncu", FAKE_NCU),
+        "pythonpath": str(package),
+        "tmp": tmp_path,
+    }
+
+
+def run_script(fakes, *options, **environment):
+    summary = fakes["tmp"] / "summary.json"
+    argv = [sys.executable, SCRIPT, "--cli", fakes["cli"], "--python", sys.executable,
+            "--pythonpath", fakes["pythonpath"], "--peer", fakes["peer"], "--work-dir",
+            str(fakes["tmp"] / "work"), "--summary", str(summary), "--rounds", "2", "--settle-seconds", "0", *options]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("FAKE_")}
+    env.update(environment)
+    completed = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    data = json.loads(summary.read_text()) if summary.exists() else None
+    return completed, data
+
+
+QUICK = ("--only", "float32:seed-small", "--only", "bfloat16:gpu-bound", "--only", "float32:kernels")
+
+
+def test_script_passes_with_conforming_tools(fakes):
+    completed, summary = run_script(fakes, *QUICK, "--ncu", fakes["ncu"])
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert completed.stdout.rstrip().endswith("conformance: PASS")
+    assert summary["result"] == "PASS" and summary["mismatches"] == 0
+    assert "36/36" in summary["table"] and "same 4 kernels" in summary["table"]
+    timed = next(cell for cell in summary["cells"] if cell["cell"]["config"] == "gpu-bound")
+    assert timed["gpu_time"]["samples_count"] == {"peer": 60, "cli": 60, "python": 60}  # 30 × 2 rounds
+    assert [run["tool"] for run in timed["runs"]] == ["peer", "cli", "python", "cli", "python", "peer"]
+    assert "nvjet_sm90_tst_64x8_TNT" in completed.stdout  # the forward's GEMMs are printed
+    completed, again = run_script(fakes, "--print-summary", str(fakes["tmp"] / "summary.json"))
+    assert completed.returncode == 0 and completed.stdout.strip() == summary["table"].strip()
+
+
+@pytest.mark.parametrize("environment, expected", [
+    ({"FAKE_PERTURB": "cli:cold_forward:reserved_bytes:1"}, "cli: cold_forward reserved_bytes.end +1"),
+    ({"FAKE_NO_PREDICTION": "python"}, 'python: no "predicted" in 6 of 6 phase rows'),
+    ({"FAKE_GPU_SCALE_python": "1.04"}, "python/peer GPU median ratio 1.040 outside [0.97, 1.03]"),
+    ({"FAKE_NCU_DIFFER": "1"}, "kernel sequences differ at launch 3"),
+])
+def test_script_fails_and_names_the_mismatch(fakes, environment, expected):
+    completed, summary = run_script(fakes, *QUICK, "--ncu", fakes["ncu"], **environment)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert summary["result"] == "FAIL" and summary["mismatches"] == len(summary["failures"]) >= 1
+    assert completed.stdout.rstrip().endswith(f"conformance: FAIL ({summary['mismatches']} mismatches)")
+    assert any(expected in failure for failure in summary["failures"]), summary["failures"]
+
+
+def test_script_without_ncu(fakes, monkeypatch):
+    only = ("--only", "float32:kernels")
+    # No ncu on PATH or in the usual places here; --ncu is not given.
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable))
+    if conformance.find_ncu() is not None:
+        pytest.skip("this machine has ncu installed")
+    completed, summary = run_script(fakes, *only, PATH=os.path.dirname(sys.executable))
+    assert completed.returncode == 1 and summary["failures"] == ["float32:kernels: ncu not found"]
+    completed, summary = run_script(fakes, *only, "--allow-no-ncu", PATH=os.path.dirname(sys.executable))
+    assert completed.returncode == 0 and "skipped: ncu not found" in summary["table"]
+
+
+@pytest.mark.parametrize("options", [
+    (),                                   # no --cli
+    ("--only", "float64:odd"),
+    ("--rounds", "0"),
+    ("--pythonpath", "/no/such/folder"),
+])
+def test_script_usage_errors_exit_2(fakes, options):
+    argv = [sys.executable, SCRIPT] + ([] if not options else ["--cli", fakes["cli"]]) + list(options)
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 2, completed.stderr
+    assert "error" in completed.stderr
