@@ -96,6 +96,25 @@ std::optional<MemoryPrediction> predict_for(const MeasureRequest& request,
   return MemoryPredictor::predict(request, PredictionTarget::from_environment(environment));
 }
 
+// The spread of the warm_forward rows' times; GPU event times only when every row has one.
+TimingSummary summarize_warm_repeats(const std::vector<PhaseRow>& phases) {
+  std::vector<double> host;
+  std::vector<double> gpu;
+  bool every_gpu_time = true;
+  for (const PhaseRow& row : phases) {
+    if (row.phase != "warm_forward") continue;
+    host.push_back(row.host_seconds);
+    if (row.gpu_event_seconds) {
+      gpu.push_back(*row.gpu_event_seconds);
+    } else {
+      every_gpu_time = false;
+    }
+  }
+  return TimingSummary::of_warm_repeats(host, every_gpu_time && !host.empty()
+                                                  ? std::optional<std::vector<double>>(gpu)
+                                                  : std::nullopt);
+}
+
 Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
                          const MeasureRequest& request, const PhaseProgress& progress) {
   Measurement measurement;
@@ -123,6 +142,7 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
     if (progress) progress(measurement.phases.back(), static_cast<int>(measurement.phases.size()), rows_total);
     throw_if_interrupted(("after phase " + measurement.phases.back().phase).c_str());
   });
+  measurement.timing = summarize_warm_repeats(measurement.phases);
   return measurement;
 }
 
@@ -153,6 +173,57 @@ std::vector<std::string> measurement_notes() {
       "The figures depend on the allocator and the software versions: keep the environment "
       "section with the results.",
   };
+}
+
+void write_spread(JsonWriter& json, const SpreadStatistics& spread) {
+  json.begin_object()
+      .key("count").value(spread.count)
+      .key("median").value(spread.median)
+      .key("iqr").value(spread.iqr)
+      .key("min").value(spread.min)
+      .key("max").value(spread.max)
+      .key("mean").value(spread.mean)
+      .key("stdev").value(spread.stdev)
+      .key("cv").value(spread.cv)
+      .end_object();
+}
+
+void write_timing(JsonWriter& json, const TimingSummary& timing) {
+  json.key("timing").begin_object().key("warm_repeats").value(timing.warm_repeats);
+  json.key("host_seconds");
+  write_spread(json, timing.host_seconds);
+  json.key("gpu_event_seconds");
+  if (timing.gpu_event_seconds) {
+    write_spread(json, *timing.gpu_event_seconds);
+  } else {
+    json.null();
+  }
+  json.key("warnings").begin_array();
+  for (const TimingWarning& warning : timing.warnings)
+    json.begin_object().key("code").value(warning.code).key("clock").value(warning.clock)
+        .key("message").value(warning.message).end_object();
+  json.end_array().end_object();
+}
+
+// The spread of the warm repeats, a row per clock, then the warnings.
+std::string timing_text(const TimingSummary& timing) {
+  std::string text = "\nWarm repeats (" + std::to_string(timing.warm_repeats) + "), microseconds:\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-15s %10s %10s %10s %10s %10s %10s %7s\n", "clock", "median",
+                "IQR", "min", "max", "mean", "stdev", "CV");
+  text += line;
+  auto row = [&](const char* clock, const SpreadStatistics& s) {
+    std::snprintf(line, sizeof line, "  %-15s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %6.1f%%\n", clock,
+                  s.median * 1e6, s.iqr * 1e6, s.min * 1e6, s.max * 1e6, s.mean * 1e6, s.stdev * 1e6,
+                  s.cv * 100);
+    text += line;
+  };
+  row("host", timing.host_seconds);
+  if (timing.gpu_event_seconds) row("GPU event", *timing.gpu_event_seconds);
+  if (timing.warnings.empty()) text += "  no warnings\n";
+  for (const TimingWarning& warning : timing.warnings)
+    text += "  warning (" + warning.code + "): " + warning.message + "\n";
+  return text;
 }
 
 std::string format_seconds(const std::optional<double>& seconds) {
@@ -297,6 +368,7 @@ std::string Measurement::to_json() const {
     json.end_object();
   }
   json.end_array();
+  write_timing(json, timing);
   json.key("notes").value(measurement_notes());
   return json.finish();
 }
@@ -400,6 +472,7 @@ std::string Measurement::to_text() const {
                   static_cast<unsigned long long>(row.end.peak_reserved_bytes));
     text += line;
   }
+  text += timing_text(timing);
   text += prediction_text(*this);
   text += "\nBytes are this process's caching-allocator counters on the selected GPU. Notes:\n";
   for (const auto& note : measurement_notes()) text += "  - " + note + "\n";

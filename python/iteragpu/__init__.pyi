@@ -35,8 +35,11 @@ from ._iteragpu import ResultCost as ResultCost
 from ._iteragpu import ResultRow as ResultRow
 from ._iteragpu import ResultsReport as ResultsReport
 from ._iteragpu import ResultsTable as ResultsTable
+from ._iteragpu import SpreadStatistics as SpreadStatistics
 from ._iteragpu import StackReport as StackReport
 from ._iteragpu import SyntheticModel as SyntheticModel
+from ._iteragpu import TimingSummary as TimingSummary
+from ._iteragpu import TimingWarning as TimingWarning
 from ._iteragpu import UnitCost as UnitCost
 from ._iteragpu import UsageError as UsageError
 from ._iteragpu import __version__ as __version__

@@ -242,7 +242,24 @@ def measurement_html(measurement):
     ]
     if config.output:
         notes.append(f"Saved to {config.output}.")
-    return _section("Measurement", summary + _table(header, rows) + _prediction_comparison(measurement), notes)
+    return _section("Measurement", summary + _table(header, rows) + _timing_section(measurement.timing)
+                    + _prediction_comparison(measurement), notes)
+
+
+def _timing_section(timing):
+    """The warm repeats' spread, a row per clock, then the warnings."""
+    def row(clock, spread):
+        return [_escape(clock)] + [f"{value * 1e6:,.1f}" for value in (
+            spread.median, spread.iqr, spread.min, spread.max, spread.mean, spread.stdev)] + [
+            f"{spread.cv * 100:.1f} %"]
+    rows = [row("host", timing.host_seconds)]
+    if timing.gpu_event_seconds is not None:
+        rows.append(row("GPU event", timing.gpu_event_seconds))
+    header = ["clock", "median µs", "IQR µs", "min µs", "max µs", "mean µs", "stdev µs", "CV"]
+    warnings = "".join(f"<li>warning ({_escape(w.code)}, {_escape(w.clock)}): {_escape(w.message)}</li>"
+                       for w in timing.warnings) or "<li>no timing warnings</li>"
+    return (f"<p>Warm repeats: {timing.warm_repeats}</p>" + _table(header, rows)
+            + f"<ul>{warnings}</ul>")
 
 
 _COUNTERS = (  # (label, which counters, attribute)
@@ -317,14 +334,15 @@ def prediction_html(prediction):
 
 
 def plot_measurement(measurement):
-    """Memory (allocated and reserved: baseline, end, peak) and host time per phase row."""
+    """Memory (allocated and reserved: baseline, end, peak) and host time per phase row, then
+    the warm repeats one by one with their median, spread and warnings."""
     import matplotlib.pyplot as plt  # only here: import iteragpu stays light
 
     rows = measurement.phases
     labels = [_row_label(row) for row in rows]
     positions = range(len(rows))
-    figure, (allocated_axes, reserved_axes, time_axes) = plt.subplots(
-        3, 1, figsize=(9, 8), sharex=True, constrained_layout=True
+    figure, (allocated_axes, reserved_axes, time_axes, spread_axes) = plt.subplots(
+        4, 1, figsize=(9, 10.5), constrained_layout=True
     )
     width = 0.27
     for axes, kind in ((allocated_axes, "allocated"), (reserved_axes, "reserved")):
@@ -338,6 +356,8 @@ def plot_measurement(measurement):
         axes.set_ylabel(f"{kind} (MiB)")
         axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
         axes.grid(axis="y", alpha=0.3)
+        axes.set_xticks(list(positions))
+        axes.set_xticklabels([])
     time_axes.bar(positions, [row.host_seconds * 1000 for row in rows], 0.5, label="host (wall clock)")
     if any(row.gpu_event_seconds is not None for row in rows):
         time_axes.plot(
@@ -350,12 +370,37 @@ def plot_measurement(measurement):
     time_axes.grid(axis="y", alpha=0.3)
     time_axes.set_xticks(list(positions))
     time_axes.set_xticklabels(labels, rotation=30, ha="right")
+    _plot_warm_spread(spread_axes, measurement)
     config = measurement.configuration
     figure.suptitle(
         f"{config.device}: batch {config.batch}, context {config.context}, width {config.width}, "
         f"{config.dtype} (this process's allocator only)"
     )
     return figure
+
+
+def _plot_warm_spread(axes, measurement):
+    """Each warm repeat's host and GPU event time, the medians and the min-max range."""
+    warm = [row for row in measurement.phases if row.phase == "warm_forward"]
+    timing = measurement.timing
+    repeats = [row.repeat for row in warm]
+    series = [("host", [row.host_seconds for row in warm], timing.host_seconds, "tab:blue")]
+    if timing.gpu_event_seconds is not None:
+        series.append(("GPU events", [row.gpu_event_seconds for row in warm], timing.gpu_event_seconds,
+                       "black"))
+    for name, seconds, spread, color in series:
+        axes.plot(repeats, [value * 1e6 for value in seconds], "o-", color=color, markersize=3,
+                  label=f"{name}: median {spread.median * 1e6:.1f} µs, IQR {spread.iqr * 1e6:.1f}, "
+                        f"CV {spread.cv * 100:.1f} %")
+        axes.axhline(spread.median * 1e6, color=color, linestyle="--", linewidth=0.8)
+        axes.axhspan(spread.min * 1e6, spread.max * 1e6, color=color, alpha=0.08)
+    axes.set_xlabel("warm repeat")
+    axes.set_ylabel("time (µs)")
+    axes.grid(alpha=0.3)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    warnings = [f"{warning.code} ({warning.clock})" for warning in timing.warnings]
+    axes.set_title("warnings: " + ", ".join(warnings) if warnings else "no timing warnings",
+                   fontsize="small", color="tab:red" if warnings else "black")
 
 
 class ProgressLine:

@@ -283,11 +283,33 @@ class MemoryPrediction(_Report):
 
 def predict_memory(request: MeasureRequest, compute_capability: str = ...) -> MemoryPrediction: ...
 
+class SpreadStatistics:
+    count: int
+    median: float
+    iqr: float
+    min: float
+    max: float
+    mean: float
+    stdev: float
+    cv: float
+
+class TimingWarning:
+    code: str
+    clock: str
+    message: str
+
+class TimingSummary:
+    warm_repeats: int
+    host_seconds: SpreadStatistics
+    gpu_event_seconds: Optional[SpreadStatistics]
+    warnings: List[TimingWarning]
+
 class Measurement(_Report):
     environment: EnvironmentReport
     configuration: MeasureRequest
     model: SyntheticModel
     phases: List[PhaseRow]
+    timing: TimingSummary
     prediction: Optional[MemoryPrediction]
     exact_predicted_counters: int
     def predicted_row(self, index: int) -> Optional[PhasePrediction]: ...

@@ -202,6 +202,9 @@ void register_measurement(py::module_& m) {
       .def_readonly("configuration", &Measurement::configuration, "The MeasureRequest.")
       .def_readonly("model", &Measurement::model, "The SyntheticModel measured.")
       .def_readonly("phases", &Measurement::phases, "PhaseRow list, in order.")
+      .def_readonly("timing", &Measurement::timing,
+                    "TimingSummary: spread of the warm repeats' host and GPU event times, with "
+                    "warnings when a time cannot be trusted.")
       .def_readonly("prediction", &Measurement::prediction,
                     "MemoryPrediction made before the GPU was touched, one PhasePrediction per "
                     "PhaseRow in the same order; None for a ROCm build.")

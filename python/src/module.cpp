@@ -19,6 +19,7 @@ PYBIND11_MODULE(_iteragpu, m) {
   python::register_packages(m);
   python::register_environment(m);
   python::register_predict(m);
+  python::register_timing(m);
   python::register_measure(m);
   python::register_results(m);
 }

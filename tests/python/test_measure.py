@@ -229,10 +229,29 @@ def test_plot_has_memory_and_time_panels(fake_backend, tmp_path):
     measurement = iteragpu.measure(backend_path=fake_backend, progress=False, **SMALL)
     figure = measurement.plot()
     axes = figure.get_axes()
-    assert [a.get_ylabel() for a in axes] == ["allocated (MiB)", "reserved (MiB)", "time (ms)"]
+    assert [a.get_ylabel() for a in axes] == ["allocated (MiB)", "reserved (MiB)", "time (ms)", "time (µs)"]
     labels = [label.get_text() for label in axes[2].get_xticklabels()]
     assert labels == ["model_load", "inputs", "cold_forward", "warmup", "warm_forward #1", "warm_forward #2"]
     # Three bars (baseline, end, peak) per phase row on each memory panel.
     assert len(axes[0].patches) == 3 * 6
+    # The warm repeats one by one (host and GPU events), the warnings in the panel's title.
+    assert [len(line.get_xdata()) for line in axes[3].get_lines() if line.get_marker() == "o"] == [2, 2]
+    assert "few_repeats" in axes[3].get_title()
     figure.savefig(tmp_path / "phases.png")
     assert (tmp_path / "phases.png").stat().st_size > 0
+
+
+def test_timing_spread_and_warnings_in_every_view(fake_backend):
+    measurement = iteragpu.measure(backend_path=fake_backend, progress=False, **SMALL)  # child: pickled
+    timing = measurement.timing
+    assert timing.warm_repeats == 2
+    warm = [row for row in measurement.phases if row.phase == "warm_forward"]
+    assert timing.host_seconds.median == pytest.approx(sum(row.host_seconds for row in warm) / 2)
+    assert timing.host_seconds.min == min(row.host_seconds for row in warm)
+    assert timing.gpu_event_seconds.cv == 0  # the test double's GPU time is constant
+    assert [w.code for w in timing.warnings if w.clock == "host"][0] == "few_repeats"
+    document = measurement.to_dict()["timing"]
+    assert document["warm_repeats"] == 2 and document["warnings"][0]["code"] == "few_repeats"
+    assert "Warm repeats (2)" in measurement.to_text()
+    page = measurement._repr_html_()
+    assert "Warm repeats: 2" in page and "few_repeats" in page and "CV" in page

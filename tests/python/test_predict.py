@@ -61,9 +61,13 @@ def test_wrong_type_is_a_type_error():
         iteragpu.predict(compute_capability=["9.0"])
 
 
-def test_device_reads_the_gpu_through_the_backend(fake_backend):
-    prediction = iteragpu.predict(device="cuda:0", backend_path=fake_backend)
-    assert prediction.target.gpu_name == "Fake GPU 0"
+def test_device_reads_the_gpu_through_the_backend(fake_backend, run_python):
+    # A fresh process: one backend plugin per process, and this one is the test double.
+    completed = run_python("import iteragpu\n"
+                           f"p = iteragpu.predict(device='cuda:0', backend_path={fake_backend!r})\n"
+                           "print(p.target.gpu_name)")
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "Fake GPU 0"
 
 
 def test_every_measurement_carries_its_prediction(fake_backend):

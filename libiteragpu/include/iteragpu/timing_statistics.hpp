@@ -34,6 +34,10 @@ struct TimingSummary {
   SpreadStatistics host_seconds;
   std::optional<SpreadStatistics> gpu_event_seconds;  // absent without a GPU timer
   std::vector<TimingWarning> warnings;
+
+  // From the warm repeats' times, in order (the GPU event times absent without a GPU timer).
+  static TimingSummary of_warm_repeats(const std::vector<double>& host_seconds,
+                                       const std::optional<std::vector<double>>& gpu_event_seconds);
 };
 
 }  // namespace iteragpu
