@@ -3,9 +3,10 @@
 Synthetic measurement documents (the peer's and iteragpu's JSON shapes) go through the
 functions that decide the GPU conformance step of scripts/gpu-check: counters equal byte for
 byte, the prediction exact, GPU time ratios within [0.97, 1.03], the same kernel sequence
-under Nsight Compute, and the parsing of ncu's CSV. Then the whole script runs against fake
-tools (a fake CLI, peer, iteragpu package and ncu) to check the orchestration, the table and
-the exit status.
+under Nsight Compute, the parsing of ncu's CSV, and the torch.profiler fallback where ncu is
+unusable (when it is chosen, its kernel lists, its labels). Then the whole script runs against
+fake tools (a fake CLI, peer, iteragpu package, ncu and torch) to check the orchestration, the
+table and the exit status. Neither a GPU nor torch is needed.
 """
 
 import copy
@@ -218,10 +219,13 @@ def test_a_difference_field_that_is_not_measured_minus_predicted_fails():
 
 # --- GPU time -----------------------------------------------------------------------------------
 
-def samples(cli_ratio=1.0, python_ratio=1.0, peer=0.008, count=60):
-    return {"peer": {"gpu": [peer] * count, "host": [peer * 1.01] * count},
-            "cli": {"gpu": [peer * cli_ratio] * count, "host": [peer] * count},
-            "python": {"gpu": [peer * python_ratio] * count, "host": [peer] * count}}
+def samples(cli_ratio=1.0, python_ratio=1.0, peer=0.008, count=60, warm_ratio=1.0):
+    """Back-to-back times in the given ratios to the peer's; warm_forward times in warm_ratio."""
+    return {"peer": {"gpu": [peer] * count, "host": [peer * 1.01] * count, "back_to_back": [peer] * 3},
+            "cli": {"gpu": [peer * warm_ratio] * count, "host": [peer] * count,
+                    "back_to_back": [peer * cli_ratio] * 3},
+            "python": {"gpu": [peer * warm_ratio] * count, "host": [peer] * count,
+                       "back_to_back": [peer * python_ratio] * 3}}
 
 
 @pytest.mark.parametrize("ratio, ok", [(1.0, True), (1.02, True), (0.98, True), (1.04, False), (0.96, False)])
@@ -232,7 +236,20 @@ def test_gpu_ratio_bounds(tool, ratio, ok):
     assert result["ratios"][tool] == pytest.approx(ratio)
     assert conformance.describe_ratio(result, tool).endswith(" NO") is (not ok)
     if not ok:
-        assert result["problems"] == [f"{tool}/peer GPU median ratio {ratio:.3f} outside [0.97, 1.03]"]
+        assert result["problems"] == [f"{tool}/peer back-to-back GPU median ratio {ratio:.3f} outside [0.97, 1.03]"]
+
+
+def test_paced_warm_forward_times_are_reported_not_checked():
+    result = conformance.check_gpu_time(samples(warm_ratio=1.05))
+    assert result["ok"] is True
+    assert result["warm_ratios"]["cli"] == pytest.approx(1.05)
+
+
+def test_back_to_back_time_is_the_warmup_row_per_forward():
+    document = {"phases": [{"phase": "warmup", "forwards": 200, "gpu_event_seconds": 1.4},
+                           {"phase": "warm_forward", "forwards": 1, "gpu_event_seconds": 0.0071}]}
+    assert conformance.back_to_back_forward_seconds(document) == pytest.approx(0.007)
+    assert conformance.back_to_back_forward_seconds({"phases": []}) is None
 
 
 def test_gpu_time_is_the_median_pooled_over_rounds():
@@ -304,7 +321,7 @@ def test_same_kernels_pass_and_a_kernel_list_that_differs_fails():
     kernels = conformance.parse_ncu_csv(NCU_SAMPLE)
     same = conformance.evaluate_kernels({"dtype": "float32", "config": "kernels"},
                                         {"peer": kernels, "cli": copy.deepcopy(kernels)}, {"peer": None, "cli": None})
-    assert same["ok"] and conformance.describe_kernels(same) == "same 4 kernels"
+    assert same["ok"] and conformance.describe_kernels(same) == "same 4 kernels (ncu: peer = cli)"
     other = copy.deepcopy(kernels)
     other[3]["name"] = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4>(T1::Params)"
     differs = conformance.evaluate_kernels({"dtype": "float32", "config": "kernels"},
@@ -318,6 +335,256 @@ def test_same_kernels_pass_and_a_kernel_list_that_differs_fails():
     empty = conformance.evaluate_kernels({"dtype": "float32", "config": "kernels"},
                                          {"peer": [], "cli": []}, {"peer": None, "cli": None})
     assert not empty["ok"] and empty["failures"] == ["no kernels profiled"]
+
+
+# --- The torch.profiler fallback ----------------------------------------------------------------
+
+NCU_LIBRARY_NOT_LOADED = textwrap.dedent("""\
+    ==PROF== Connected to process 4242 (/opt/torch/.venv/bin/python3.12)
+    ==ERROR== Failed to initialize the profiler: LibraryNotLoaded
+    Measurement on cuda:0 (NVIDIA H200), LibTorch 2.11.0
+    ==PROF== Disconnected from process 4242
+    ==WARNING== No kernels were profiled.
+    """)
+
+
+def ncu_process(stdout, stderr="", error=None, returncode=0):
+    return {"returncode": returncode, "wall_seconds": 0.5, "stdout": stdout, "stderr": stderr, "error": error}
+
+
+def test_ncu_unusable_reason_on_an_error_line_or_no_kernel_rows():
+    reason = conformance.ncu_unusable_reason(ncu_process(NCU_LIBRARY_NOT_LOADED), [])
+    assert reason == "Failed to initialize the profiler: LibraryNotLoaded"
+    # An ==ERROR== line makes ncu unusable even when some kernels were listed.
+    kernels = conformance.parse_ncu_csv(NCU_SAMPLE)
+    partial = NCU_SAMPLE + "==ERROR== An error was reported by the driver\n"
+    assert conformance.ncu_unusable_reason(ncu_process(partial), kernels) == "An error was reported by the driver"
+    # On stderr too.
+    assert conformance.ncu_unusable_reason(ncu_process("", "==ERROR== ERR_NVGPUCTRPERM - no permission\n"),
+                                           []) == "ERR_NVGPUCTRPERM - no permission"
+    # The CSV header but no kernel row.
+    header_only = "\n".join(NCU_SAMPLE.splitlines()[:10]) + "\n"
+    assert conformance.parse_ncu_csv(header_only) == []
+    reason = conformance.ncu_unusable_reason(ncu_process(header_only), [])
+    assert reason.startswith("no kernels in ncu's output") and "outstanding GPU clock reset" in reason
+    assert conformance.ncu_unusable_reason(ncu_process("", error="timed out after 300 s"), []) == \
+        "no kernels in ncu's output (timed out after 300 s)"
+
+
+def test_ncu_is_usable_with_kernels_even_when_the_program_failed():
+    kernels = conformance.parse_ncu_csv(NCU_SAMPLE)
+    assert conformance.ncu_unusable_reason(ncu_process(NCU_SAMPLE), kernels) is None
+    # The profiled program's own failure, reported by ncu, is that program's: ncu itself worked.
+    failed = NCU_SAMPLE + "==ERROR== The application returned an error code (3).\n"
+    assert conformance.ncu_unusable_reason(ncu_process(failed, error="exit 3", returncode=3), kernels) is None
+
+
+def profiler_document(names, starts=None, **extra):
+    starts = starts if starts is not None else [10.0 + 5 * index for index in range(len(names))]
+    document = {"schema": conformance.PROFILER_SCHEMA, "tool": "peer", "method": "torch.profiler",
+                "source": "chrome trace", "torch": "2.11.0+cu130", "skipped": {"gpu_memcpy": 2},
+                "kernels": [{"name": name, "start_us": start, "duration_us": 2.5}
+                            for name, start in zip(names, starts)]}
+    document.update(extra)
+    return json.dumps(document)
+
+
+FORWARD = ["void at::native::normal_kernel<float>(int, T)", "nvjet_sm90_tst_64x8_TNT",
+           "void at::native::vectorized_elementwise_kernel<4, Gelu>(int, T2, T3)", "nvjet_sm90_tst_64x8_TNT"]
+
+
+def test_parse_profiler_kernels():
+    kernels, error = conformance.parse_profiler_kernels(profiler_document(FORWARD))
+    assert error is None
+    assert [kernel["name"] for kernel in kernels] == FORWARD
+    assert [kernel["id"] for kernel in kernels] == [0, 1, 2, 3]
+    assert [kernel["duration_ns"] for kernel in kernels] == pytest.approx([2500] * 4)
+    # Listed out of order: sorted by start time (ties keep the file's order).
+    kernels, error = conformance.parse_profiler_kernels(profiler_document(FORWARD, starts=[30.0, 10.0, 20.0, 10.0]))
+    assert error is None and [kernel["name"] for kernel in kernels] == [FORWARD[1], FORWARD[3], FORWARD[2], FORWARD[0]]
+    # An empty list is a list: the caller decides that no kernel is a failure.
+    assert conformance.parse_profiler_kernels(profiler_document([])) == ([], None)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("==ERROR== not json", "unreadable kernel list"),
+    (json.dumps({"schema": "iteragpu.measurement", "kernels": []}), "not a kernel list"),
+    (json.dumps({"schema": conformance.PROFILER_SCHEMA}), 'no "kernels" list'),
+    (json.dumps({"schema": conformance.PROFILER_SCHEMA, "kernels": [{"name": "k"}, {"start_us": 1}]}),
+     "kernel 1: no name"),
+])
+def test_parse_profiler_kernels_refuses_what_is_not_a_kernel_list(text, expected):
+    kernels, error = conformance.parse_profiler_kernels(text)
+    assert kernels == [] and error.startswith(expected), error
+
+
+def test_profiler_kernel_lists_compare_as_under_ncu():
+    peer, _ = conformance.parse_profiler_kernels(profiler_document(FORWARD))
+    other = list(FORWARD)
+    other[3] = "sm90_xmma_gemm_f32f32_tn_n_tilesize64x64x8"
+    python, _ = conformance.parse_profiler_kernels(profiler_document(other))
+    same = conformance.evaluate_kernels({"dtype": "float32", "config": "kernels"},
+                                        {"peer": peer, "python": copy.deepcopy(peer)},
+                                        {"peer": None, "python": None}, other="python")
+    assert same["ok"] and same["comparison"] == conformance.compare_kernel_sequences(FORWARD, FORWARD, "python")
+    differs = conformance.evaluate_kernels({"dtype": "float32", "config": "kernels"},
+                                           {"peer": peer, "python": python},
+                                           {"peer": None, "python": None}, other="python")
+    assert not differs["ok"]
+    assert differs["failures"] == ["kernel sequences differ at launch 3 (peer 4 kernels, python 4): "
+                                   "peer nvjet_sm90_tst_64x8_TNT, python sm90_xmma_gemm_f32f32_tn_n_tilesize64x64x8"]
+    assert differs["comparison"]["first_difference"]["python"] == other[3]
+
+
+def test_profiler_unusable_only_when_the_peer_cannot_be_profiled():
+    peer, _ = conformance.parse_profiler_kernels(profiler_document(FORWARD))
+    assert conformance.profiler_unusable_reason({"peer": peer, "python": []},
+                                                {"peer": None, "python": "exit 1: OutOfMemory"}) is None
+    assert conformance.profiler_unusable_reason({"peer": [], "python": peer},
+                                                {"peer": "exit 1: CUPTI_ERROR", "python": None}) == "peer: exit 1: CUPTI_ERROR"
+    assert conformance.profiler_unusable_reason({"peer": [], "python": []},
+                                                {"peer": None, "python": None}) == "peer: no kernels listed"
+
+
+def test_profiler_command(tmp_path):
+    settings = {"cli": "/b/iteragpu", "python": "/v/python3", "pythonpath": "/b/python", "peer": "/s/peer.py"}
+    kernel_cell = conformance.kernel_cells()[0]
+    argv, environment = conformance.profiler_command("peer", kernel_cell, "/w/k.json", "/w/t.json", "/w/p.json",
+                                                     settings, environ={})
+    assert argv[:3] == ["/v/python3", "-c", conformance.PROFILE_KERNELS_CODE]
+    spec = json.loads(argv[3])
+    assert spec["tool"] == "peer" and (spec["kernels"], spec["trace"]) == ("/w/k.json", "/w/t.json")
+    assert spec["argv"][0] == "/s/peer.py" and spec["argv"][-2:] == ["--output", "/w/p.json"]
+    assert spec["argv"][spec["argv"].index("--repeats") + 1] == "1"
+    argv, environment = conformance.profiler_command("python", kernel_cell, "/w/k.json", "/w/t.json", "/w/p.json",
+                                                     settings, environ={})
+    spec = json.loads(argv[3])
+    assert spec["request"]["output"] is None and (spec["request"]["warmup"], spec["request"]["repeats"]) == (0, 1)
+    assert environment["PYTHONPATH"] == "/b/python"
+    code = conformance.PROFILE_KERNELS_CODE
+    assert code.index("import torch") < code.index("import iteragpu") < code.index("with profile(")
+    assert "activities=[ProfilerActivity.CUDA]" in code and "in_process=True, progress=False" in code
+    with pytest.raises(ValueError):
+        conformance.profiler_command("cli", kernel_cell, "k", "t", "o", settings)
+
+
+@pytest.fixture
+def scripted_processes(tmp_path, monkeypatch):
+    """run_process replaced: ncu answers `ncu_stdout`; a profiled run writes its kernel list
+    (`names[tool]`). Records the calls as (what, tool)."""
+    state = {"calls": [], "ncu_stdout": NCU_LIBRARY_NOT_LOADED, "names": {"peer": FORWARD, "python": FORWARD}}
+
+    def run_process(argv, environment, log_path, timeout, cwd):
+        if argv[0] == "/fake/ncu":
+            tool = "peer" if "/s/peer.py" in argv else "cli"
+            state["calls"].append(("ncu", tool))
+            return ncu_process(state["ncu_stdout"])
+        spec = json.loads(argv[3])
+        state["calls"].append(("profile", spec["tool"]))
+        with open(spec["kernels"], "w", encoding="utf-8") as output:
+            output.write(profiler_document(state["names"][spec["tool"]]))
+        return ncu_process("")
+
+    monkeypatch.setattr(conformance, "run_process", run_process)
+    state["settings"] = {"cli": "/b/iteragpu", "python": "/v/python3", "pythonpath": "/b/python",
+                         "peer": "/s/peer.py", "work_dir": str(tmp_path), "ncu": "/fake/ncu"}
+    return state
+
+
+@pytest.mark.parametrize("ncu_stdout, reason", [
+    (NCU_LIBRARY_NOT_LOADED, "peer: Failed to initialize the profiler: LibraryNotLoaded"),
+    ("\n".join(NCU_SAMPLE.splitlines()[:10]) + "\n", "peer: no kernels in ncu's output"),
+])
+def test_run_kernel_cell_falls_back_to_the_profiler(scripted_processes, ncu_stdout, reason):
+    scripted_processes["ncu_stdout"] = ncu_stdout
+    settings = scripted_processes["settings"]
+    first, second = conformance.kernel_cells()
+    result = conformance.run_kernel_cell(first, settings)
+    # ncu failed for the peer: not tried for the CLI; the peer and Python in-process profiled.
+    assert scripted_processes["calls"] == [("ncu", "peer"), ("profile", "peer"), ("profile", "python")]
+    assert result["ok"] and result["tools"] == ["peer", "python"]
+    assert result["ncu_unusable"].startswith(reason)
+    assert result["method"] == f"torch.profiler (ncu unusable: {result['ncu_unusable']})"
+    assert result["comparison"]["count"] == 4 and result["gemm"]["python"] == [FORWARD[1], FORWARD[3]]
+    assert [run["method"] for run in result["runs"]] == ["ncu", "torch.profiler", "torch.profiler"]
+    # The next cell goes straight to the profiler, with the same reason.
+    scripted_processes["calls"].clear()
+    again = conformance.run_kernel_cell(second, settings)
+    assert scripted_processes["calls"] == [("profile", "peer"), ("profile", "python")]
+    assert again["method"] == result["method"]
+
+
+def test_run_kernel_cell_keeps_ncu_while_it_works(scripted_processes):
+    scripted_processes["ncu_stdout"] = NCU_SAMPLE
+    result = conformance.run_kernel_cell(conformance.kernel_cells()[0], scripted_processes["settings"])
+    assert scripted_processes["calls"] == [("ncu", "peer"), ("ncu", "cli")]
+    assert result["ok"] and result["method"] == "ncu" and result["tools"] == ["peer", "cli"]
+    assert result["ncu_unusable"] is None and "ncu_unusable" not in scripted_processes["settings"]
+
+
+def test_run_kernel_cell_without_ncu_profiles_and_a_difference_fails_even_if_allowed(scripted_processes):
+    settings = dict(scripted_processes["settings"], ncu=None, allow_no_ncu=True)
+    scripted_processes["names"]["python"] = FORWARD[:3]
+    result = conformance.run_kernel_cell(conformance.kernel_cells()[0], settings)
+    assert scripted_processes["calls"] == [("profile", "peer"), ("profile", "python")]
+    assert not result["ok"] and result["status"] == "failed"
+    assert result["method"] == "torch.profiler (ncu unusable: ncu not found)"
+    assert result["failures"] == ["torch.profiler: kernel sequences differ at launch 3 (peer 4 kernels, "
+                                  "python 3): peer nvjet_sm90_tst_64x8_TNT, python (none)"]
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_run_kernel_cell_when_the_profiler_fails_too(scripted_processes, allow):
+    settings = dict(scripted_processes["settings"], ncu=None, allow_no_ncu=allow)
+    scripted_processes["names"]["peer"] = []
+    result = conformance.run_kernel_cell(conformance.kernel_cells()[0], settings)
+    why = ("ncu not found, and the torch.profiler fallback failed "
+           "(peer: torch.profiler listed no kernels)")
+    if allow:
+        assert result["ok"] and result["status"] == "skipped" and result["failures"] == []
+        assert result["reason"] == why + " (--allow-no-ncu)"
+        assert conformance.describe_kernels(result) == "skipped: " + result["reason"]
+    else:
+        assert not result["ok"] and result["failures"] == ["kernels not checked: " + why]
+
+
+def kernel_result(method, tools, dtype):
+    kernels, _ = conformance.parse_profiler_kernels(profiler_document(FORWARD))
+    lists = {tool: kernels for tool in tools}
+    result = conformance.evaluate_kernels({"dtype": dtype, "config": "kernels"}, lists,
+                                          {tool: None for tool in tools}, other=tools[1])
+    result.update(method=method, tools=list(tools), ncu_unusable=None if method == "ncu" else "peer: LibraryNotLoaded")
+    return result
+
+
+def test_kernel_method_labels_in_the_row_and_the_summary():
+    under_ncu = kernel_result("ncu", ("peer", "cli"), "float32")
+    fallback = kernel_result(conformance.profiler_method("peer: LibraryNotLoaded"), ("peer", "python"), "bfloat16")
+    assert fallback["method"] == "torch.profiler (ncu unusable: peer: LibraryNotLoaded)"
+    assert conformance.describe_kernels(under_ncu) == "same 4 kernels (ncu: peer = cli)"
+    assert conformance.describe_kernels(fallback) == "same 4 kernels (torch.profiler: peer = python)"
+    assert conformance.describe_kernel_method(under_ncu) is None
+    note = conformance.describe_kernel_method(fallback)
+    assert note.startswith("method: torch.profiler (ncu unusable: peer: LibraryNotLoaded); ")
+    assert "in-process Python measurement stands for iteragpu's backend (same plugin, same code)" in note
+    # A summary from before the fallback (no "method"): ncu.
+    legacy = {key: value for key, value in under_ncu.items() if key not in ("method", "tools")}
+    assert conformance.describe_kernels(legacy) == "same 4 kernels (ncu: peer = cli)"
+
+    summary = conformance.build_summary([], [under_ncu, fallback], {"rounds": 3, "ncu": "/usr/local/cuda/bin/ncu"},
+                                        10.0, 9.0)
+    assert summary["result"] == "PASS"
+    assert summary["kernel_methods"] == {"float32:kernels": "ncu",
+                                         "bfloat16:kernels": "torch.profiler (ncu unusable: peer: LibraryNotLoaded)"}
+    assert summary["ncu_unusable"] == "peer: LibraryNotLoaded"
+    table = conformance.render_table(summary).splitlines()
+    row = next(index for index, line in enumerate(table) if "torch.profiler: peer = python" in line)
+    assert table[row].startswith("bfloat16  kernels")
+    assert table[row + 1].strip() == note  # the method, right under its row
+    assert sum("(ncu: peer = cli)" in line for line in table) == 1
+    gemm = [line.split()[:3] for line in table if line.startswith("  ") and line.split()[0].endswith(":kernels")]
+    assert gemm == [["float32:kernels", "peer", "ncu"], ["float32:kernels", "cli", "ncu"],
+                    ["bfloat16:kernels", "peer", "torch.profiler"], ["bfloat16:kernels", "python", "torch.profiler"]]
 
 
 # --- Matrix and options -------------------------------------------------------------------------
@@ -407,9 +674,20 @@ def document(tool, request):
                 row[member]["end"] += int(delta)
     return {"phases": rows}
 
+KERNELS = ["void at::native::normal_kernel<float>(int, T)", "nvjet_sm90_tst_64x8_TNT",
+           "void at::native::vectorized_elementwise_kernel<4, Gelu>(int, T2, T3)", "nvjet_sm90_tst_64x8_TNT"]
+
 def write(tool, request):
-    with open(request["output"], "x") as output:
-        json.dump(document(tool, request), output)
+    if request.get("output"):
+        with open(request["output"], "x") as output:
+            json.dump(document(tool, request), output)
+    torch = sys.modules.get("torch")  # the fake torch, under the profiler: "launch" the kernels
+    if torch is not None:
+        names = list(KERNELS)
+        if os.environ.get("FAKE_PROFILER_DIFFER") == tool:
+            names[2] = "void at::native::vectorized_elementwise_kernel<4, Tanh>(int, T2, T3)"
+        for name in names:
+            torch.launch(name)
 
 def main(tool, argv):
     if argv and argv[0] == "measure":
@@ -430,6 +708,15 @@ def measure(in_process=False, progress=None, **request):
 FAKE_NCU = '''
 import os, sys
 peer = any(a.endswith("fake_peer.py") for a in sys.argv)
+if os.environ.get("FAKE_NCU_CALLS"):
+    with open(os.environ["FAKE_NCU_CALLS"], "a") as calls:
+        calls.write(("peer" if peer else "cli") + "\\n")
+if os.environ.get("FAKE_NCU_ERROR"):  # as on gVisor: the program runs, nothing is profiled
+    print("==PROF== Connected to process 77 (/usr/bin/python3)")
+    print("==ERROR== Failed to initialize the profiler: LibraryNotLoaded")
+    print("Measurement on cuda:0, some, text")
+    print("==PROF== Disconnected from process 77")
+    sys.exit(1)
 names = ["void at::native::normal_kernel<float>(int, T)", "nvjet_sm90_tst_64x8_TNT",
          "void at::native::vectorized_elementwise_kernel<4, Gelu>(int, T2, T3)", "nvjet_sm90_tst_64x8_TNT"]
 if not peer and os.environ.get("FAKE_NCU_DIFFER"):
@@ -440,6 +727,65 @@ print("==PROF== Disconnected from process 77")
 print('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Metric Name","Metric Unit","Metric Value"')
 for index, name in enumerate(names):
     print(f'"{index}","77","python3","localhost","{name}","1","7","gpu__time_duration.sum","nsecond","1,024"')
+'''
+
+
+# A fake torch for the torch.profiler fallback: the real PROFILE_KERNELS_CODE runs with it.
+FAKE_TORCH = '''
+__version__ = "0.0+fake"
+launched = []
+
+def launch(name):
+    launched.append(name)
+
+class cuda:
+    @staticmethod
+    def init():
+        pass
+'''
+
+FAKE_TORCH_PROFILER = '''
+import json, os, types
+import torch
+
+class ProfilerActivity:
+    CPU, CUDA = "CPU", "CUDA"
+
+class profile:
+    def __init__(self, activities=()):
+        assert list(activities) == [ProfilerActivity.CUDA], activities
+
+    def __enter__(self):
+        if os.environ.get("FAKE_PROFILER_BROKEN"):
+            raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED")
+        del torch.launched[:]
+        return self
+
+    def __exit__(self, *exception):
+        self.launched = list(torch.launched)
+        return False
+
+    def export_chrome_trace(self, path):
+        if os.environ.get("FAKE_TRACE_BROKEN"):
+            raise RuntimeError("no trace")
+        events = [{"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "ts": 1.0, "dur": 1.0},
+                  {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "ts": 2.0, "dur": 1.0},
+                  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 3.0, "dur": 1.0},
+                  {"ph": "s", "cat": "ac2g", "name": "ac2g", "ts": 3.0}]
+        events += [{"ph": "X", "cat": "kernel", "name": name, "ts": 10.0 + index, "dur": 0.5}
+                   for index, name in enumerate(self.launched)]
+        events.reverse()  # a trace's order is not the launch order
+        with open(path, "w") as trace:
+            json.dump({"traceEvents": events}, trace)
+
+    def events(self):
+        cuda = types.SimpleNamespace(name="CUDA")
+        found = [types.SimpleNamespace(name="Memcpy HtoD (Pageable -> Device)", device_type=cuda,
+                                       time_range=types.SimpleNamespace(start=1.0, end=2.0))]
+        found += [types.SimpleNamespace(name=name, device_type=cuda,
+                                        time_range=types.SimpleNamespace(start=10.0 + index, end=10.5 + index))
+                  for index, name in enumerate(self.launched)]
+        return list(reversed(found))
 '''
 
 
@@ -456,11 +802,16 @@ def fakes(tmp_path):
     (package / "fake_tool.py").write_text(FAKE_TOOL)
     (package / "iteragpu" / "__init__.py").write_text(FAKE_PACKAGE)
     prelude = f"import sys; sys.path.insert(0, {str(package)!r}); import fake_tool\n"
+    torch_path = tmp_path / "fake-torch"
+    (torch_path / "torch").mkdir(parents=True)
+    (torch_path / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    (torch_path / "torch" / "profiler.py").write_text(FAKE_TORCH_PROFILER)
     return {
         "cli": executable(tmp_path / "iteragpu", prelude + 'fake_tool.main("cli", sys.argv[1:])\n'),
         "peer": executable(tmp_path / "fake_peer.py", prelude + 'fake_tool.main("peer", sys.argv[1:])\n'),
         "ncu": executable(tmp_path / "ncu", FAKE_NCU),
         "pythonpath": str(package),
+        "torch_path": str(torch_path),  # on PYTHONPATH only where a test wants the fallback to work
         "tmp": tmp_path,
     }
 
@@ -485,7 +836,8 @@ def test_script_passes_with_conforming_tools(fakes):
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert completed.stdout.rstrip().endswith("conformance: PASS")
     assert summary["result"] == "PASS" and summary["mismatches"] == 0
-    assert "36/36" in summary["table"] and "same 4 kernels" in summary["table"]
+    assert "36/36" in summary["table"] and "same 4 kernels (ncu: peer = cli)" in summary["table"]
+    assert summary["kernel_methods"] == {"float32:kernels": "ncu"} and summary["ncu_unusable"] is None
     timed = next(cell for cell in summary["cells"] if cell["cell"]["config"] == "gpu-bound")
     assert timed["gpu_time"]["samples_count"] == {"peer": 60, "cli": 60, "python": 60}  # 30 × 2 rounds
     assert [run["tool"] for run in timed["runs"]] == ["peer", "cli", "python", "cli", "python", "peer"]
@@ -497,7 +849,7 @@ def test_script_passes_with_conforming_tools(fakes):
 @pytest.mark.parametrize("environment, expected", [
     ({"FAKE_PERTURB": "cli:cold_forward:reserved_bytes:1"}, "cli: cold_forward reserved_bytes.end +1"),
     ({"FAKE_NO_PREDICTION": "python"}, 'python: no "predicted" in 6 of 6 phase rows'),
-    ({"FAKE_GPU_SCALE_python": "1.04"}, "python/peer GPU median ratio 1.040 outside [0.97, 1.03]"),
+    ({"FAKE_GPU_SCALE_python": "1.04"}, "python/peer back-to-back GPU median ratio 1.040 outside [0.97, 1.03]"),
     ({"FAKE_NCU_DIFFER": "1"}, "kernel sequences differ at launch 3"),
 ])
 def test_script_fails_and_names_the_mismatch(fakes, environment, expected):
@@ -508,16 +860,114 @@ def test_script_fails_and_names_the_mismatch(fakes, environment, expected):
     assert any(expected in failure for failure in summary["failures"]), summary["failures"]
 
 
-def test_script_without_ncu(fakes, monkeypatch):
+def test_script_without_ncu_nor_a_working_profiler(fakes, monkeypatch):
+    """No ncu, and no torch for the fallback (the peer's profiled run cannot import it): the
+    check fails, or is skipped with --allow-no-ncu."""
     only = ("--only", "float32:kernels")
     # No ncu on PATH or in the usual places here; --ncu is not given.
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable))
     if conformance.find_ncu() is not None:
         pytest.skip("this machine has ncu installed")
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("this interpreter has torch: the fallback would run for real")
     completed, summary = run_script(fakes, *only, PATH=os.path.dirname(sys.executable))
-    assert completed.returncode == 1 and summary["failures"] == ["float32:kernels: ncu not found"]
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    [failure] = summary["failures"]
+    assert failure.startswith("float32:kernels: kernels not checked: ncu not found, and the torch.profiler "
+                              "fallback failed (peer: exit 1: ModuleNotFoundError: No module named 'torch'")
     completed, summary = run_script(fakes, *only, "--allow-no-ncu", PATH=os.path.dirname(sys.executable))
     assert completed.returncode == 0 and "skipped: ncu not found" in summary["table"]
+    assert summary["kernel_checks"][0]["status"] == "skipped"
+    assert summary["kernel_methods"] == {"float32:kernels": "torch.profiler (ncu unusable: ncu not found)"}
+
+
+
+def test_the_profiler_snippet_lists_kernels_in_start_order(fakes, tmp_path):
+    """PROFILE_KERNELS_CODE itself, with the fake torch: the peer run as __main__, the kernels
+    of the Chrome trace in start order, memcpy and memset counted apart."""
+    settings = {"cli": fakes["cli"], "python": sys.executable, "pythonpath": fakes["pythonpath"],
+                "peer": fakes["peer"]}
+    environ = dict(os.environ, PYTHONPATH=fakes["torch_path"])
+    kernel_cell = conformance.kernel_cells()[0]
+    expected = ["void at::native::normal_kernel<float>(int, T)", "nvjet_sm90_tst_64x8_TNT",
+                "void at::native::vectorized_elementwise_kernel<4, Gelu>(int, T2, T3)", "nvjet_sm90_tst_64x8_TNT"]
+    for tool, trace_broken in (("peer", ""), ("python", ""), ("python", "1")):
+        kernels_path, trace_path = tmp_path / f"{tool}{trace_broken}.k.json", tmp_path / f"{tool}{trace_broken}.t.json"
+        output = tmp_path / f"{tool}{trace_broken}.out.json"
+        argv, environment = conformance.profiler_command(tool, kernel_cell, str(kernels_path), str(trace_path),
+                                                         str(output), settings, environ=environ)
+        environment["FAKE_TRACE_BROKEN"] = trace_broken
+        completed = subprocess.run(argv, env=environment, capture_output=True, text=True, timeout=60)
+        assert completed.returncode == 0, completed.stderr
+        document = json.loads(kernels_path.read_text())
+        kernels, error = conformance.parse_profiler_kernels(kernels_path.read_text())
+        assert error is None and [kernel["name"] for kernel in kernels] == expected
+        assert document["tool"] == tool and document["torch"] == "0.0+fake"
+        if trace_broken:
+            assert document["source"] == "profiler events" and document["skipped"] == {"gpu_memcpy": 1}
+            assert document["notes"][0].startswith("chrome trace unreadable: RuntimeError")
+        else:
+            assert document["source"] == "chrome trace"
+            assert document["skipped"] == {"gpu_memcpy": 1, "gpu_memset": 1}
+        assert output.exists() is (tool == "peer")  # the peer writes its file as always; Python none
+
+
+def test_the_profiler_snippet_fails_when_the_peer_fails(fakes, tmp_path):
+    settings = {"cli": fakes["cli"], "python": sys.executable, "pythonpath": fakes["pythonpath"],
+                "peer": str(tmp_path / "failing_peer.py")}
+    (tmp_path / "failing_peer.py").write_text("import sys\nsys.exit('measure_peer: no GPU runtime available')\n")
+    argv, environment = conformance.profiler_command(
+        "peer", conformance.kernel_cells()[0], str(tmp_path / "k.json"), str(tmp_path / "t.json"),
+        str(tmp_path / "o.json"), settings, environ=dict(os.environ, PYTHONPATH=fakes["torch_path"]))
+    completed = subprocess.run(argv, env=environment, capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 1 and "no GPU runtime available" in completed.stderr
+    assert not (tmp_path / "k.json").exists()
+
+
+def test_script_falls_back_to_the_profiler_when_ncu_reports_an_error(fakes):
+    calls = fakes["tmp"] / "ncu-calls.txt"
+    completed, summary = run_script(fakes, "--only", "*:kernels", "--ncu", fakes["ncu"],
+                                    PYTHONPATH=fakes["torch_path"], FAKE_NCU_ERROR="1", FAKE_NCU_CALLS=str(calls))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert summary["result"] == "PASS"
+    assert calls.read_text().split() == ["peer"]  # once: not for the CLI, not for the second cell
+    method = "torch.profiler (ncu unusable: peer: Failed to initialize the profiler: LibraryNotLoaded)"
+    assert summary["kernel_methods"] == {"float32:kernels": method, "bfloat16:kernels": method}
+    assert summary["ncu_unusable"] == "peer: Failed to initialize the profiler: LibraryNotLoaded"
+    assert summary["table"].count("same 4 kernels (torch.profiler: peer = python)") == 2
+    assert summary["table"].count("method: " + method + "; the in-process Python measurement stands for "
+                                  "iteragpu's backend") == 2
+    assert all(check["tools"] == ["peer", "python"] for check in summary["kernel_checks"])
+    assert "torch.profiler instead" in completed.stdout
+
+
+def test_script_profiler_fallback_names_a_difference(fakes):
+    completed, summary = run_script(fakes, "--only", "float32:kernels", "--ncu", fakes["ncu"], "--allow-no-ncu",
+                                    PYTHONPATH=fakes["torch_path"], FAKE_NCU_ERROR="1", FAKE_PROFILER_DIFFER="python")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    [failure] = summary["failures"]
+    assert failure.startswith("float32:kernels: torch.profiler: kernel sequences differ at launch 2 "
+                              "(peer 4 kernels, python 4)")
+
+
+def test_script_without_ncu_uses_the_profiler(fakes, monkeypatch):
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable))
+    if conformance.find_ncu() is not None:
+        pytest.skip("this machine has ncu installed")
+    completed, summary = run_script(fakes, "--only", "float32:kernels", PATH=os.path.dirname(sys.executable),
+                                    PYTHONPATH=fakes["torch_path"])
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert summary["kernel_methods"] == {"float32:kernels": "torch.profiler (ncu unusable: ncu not found)"}
+    assert "not found, torch.profiler instead" in completed.stdout
+    # The profiler broken as well: now --allow-no-ncu decides.
+    completed, summary = run_script(fakes, "--only", "float32:kernels", PATH=os.path.dirname(sys.executable),
+                                    PYTHONPATH=fakes["torch_path"], FAKE_PROFILER_BROKEN="1")
+    assert completed.returncode == 1
+    assert "CUPTI_ERROR_NOT_INITIALIZED" in summary["failures"][0]
+    completed, summary = run_script(fakes, "--only", "float32:kernels", "--allow-no-ncu",
+                                    PATH=os.path.dirname(sys.executable), PYTHONPATH=fakes["torch_path"],
+                                    FAKE_PROFILER_BROKEN="1")
+    assert completed.returncode == 0 and summary["kernel_checks"][0]["status"] == "skipped"
 
 
 @pytest.mark.parametrize("options", [
