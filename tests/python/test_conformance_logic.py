@@ -599,6 +599,9 @@ def test_the_matrix():
     assert [c["gpu_timed"] for c in cells].count(True) == 3
     assert [conformance.cell_key(c) for c in kernels] == ["float32:kernels", "bfloat16:kernels"]
     assert conformance.estimate_seconds(cells, kernels, 3, True) <= conformance.BUDGET_SECONDS
+    # Without ncu, torch.profiler's runs; with ncu unusable, at worst the peer's ncu run on top.
+    assert conformance.estimate_seconds(cells, kernels, 3, False) + conformance.NCU_PROCESS_SECONDS["peer"] \
+        <= conformance.BUDGET_SECONDS
 
 
 def test_only_selects_cells_and_refuses_unknown_ones():
