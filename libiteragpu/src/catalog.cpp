@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "csv_reader.hpp"
+#include "shipped_data.hpp"
 #include "exact_arithmetic.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/package_calculator.hpp"
@@ -175,13 +176,7 @@ Catalog Catalog::load(const std::string& path, bool require_full_grid) {
 }
 
 std::string Catalog::shipped_path() {
-  const std::string candidates[] = {
-      std::string(ITERAGPU_SOURCE_DATA_DIR) + "/" + kCatalogFileName,
-      std::string(ITERAGPU_INSTALL_DATA_DIR) + "/" + kCatalogFileName};
-  for (const auto& candidate : candidates)
-    if (is_regular_file(candidate)) return candidate;
-  throw DataFileError("the shipped package catalog is missing: neither " + candidates[0] + " nor " +
-                      candidates[1] + " exists; reinstall iteragpu or pass a catalog");
+  return shipped_data_path(kCatalogFileName, "package catalog");
 }
 
 const CatalogEntry& Catalog::find(const std::string& gpu, int days) const {

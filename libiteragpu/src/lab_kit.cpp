@@ -14,6 +14,8 @@
 #include <set>
 #include <sstream>
 
+#include "input_file.hpp"
+#include "json_input.hpp"
 #include "iteragpu/error.hpp"
 #include "json_output.hpp"
 #include "quantity_parser.hpp"
@@ -47,26 +49,25 @@ bool is_plain_file_name(const std::string& name) {
          name.find_first_of(std::string("/\\\0", 3)) == std::string::npos && is_printable(name);
 }
 
+// The manifest is read as every input is (input_file.hpp), and never through a symbolic link:
+// a link could vouch for a copy outside the kit.
 std::string read_manifest_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw ResourceUnavailable(path + ": not found (" + std::strerror(errno) +
-                              "); a lab kit lists its members in " + kLabKitManifestName);
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) throw DataFileError(path + ": read error");
-  return content.str();
+  struct stat status {};
+  if (lstat(path.c_str(), &status) != 0 && errno == ENOENT)
+    throw ResourceUnavailable(path + ": not found; a lab kit lists its members in " +
+                              std::string(kLabKitManifestName));
+  return InputFile(path, "lab-kit manifest", InputFile::Links::kRefuse).read_all(kMaxJsonDocumentBytes);
 }
 
 // Parses and checks the manifest's structure; every rejection names the field.
 std::vector<LabKitMember> parse_manifest(const std::string& path, std::string& kit_name) {
   const std::string text = read_manifest_text(path);
   rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
+  const std::string problem = parse_json(text, doc);
   const auto fail = [&path](const std::string& reason) -> DataFileError {
     return DataFileError(path + ": " + reason);
   };
-  if (doc.HasParseError()) throw fail("not valid JSON");
+  if (!problem.empty()) throw fail(problem);
   if (!doc.IsObject()) throw fail("expected a JSON object");
   if (!doc.HasMember("schema") || !doc["schema"].IsString() ||
       std::string(doc["schema"].GetString()) != kManifestSchema)
@@ -145,7 +146,14 @@ std::optional<LabKitProblem> check_member(const std::string& directory,
     return LabKitProblem{LabKitProblemKind::kSizeMismatch, member.path,
                          member.path + ": " + std::to_string(actual_size) + " bytes, " +
                              kLabKitManifestName + " lists " + std::to_string(*member.size)};
-  const std::string actual_sha256 = sha256_file_hex(path);
+  // Opened without following links and hashed through that descriptor: what is hashed is
+  // the member that was checked, even if the name is swapped meanwhile.
+  std::string actual_sha256;
+  try {
+    actual_sha256 = sha256_file_hex(InputFile(path, "lab-kit member", InputFile::Links::kRefuse));
+  } catch (const InputFileError& error) {
+    return LabKitProblem{LabKitProblemKind::kNotAFile, member.path, member.path + ": " + error.reason()};
+  }
   if (actual_sha256 != *member.sha256)
     return LabKitProblem{LabKitProblemKind::kHashMismatch, member.path,
                          member.path + ": SHA-256 " + actual_sha256 + ", " + kLabKitManifestName +

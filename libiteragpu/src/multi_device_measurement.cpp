@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "input_file.hpp"
+#include "json_input.hpp"
 #include "atomic_output_file.hpp"
 #include "backend_loader.hpp"
 #include "iteragpu/error.hpp"
@@ -66,14 +68,6 @@ std::string visible_gpus_text(const std::vector<GpuDevice>& gpus) {
   if (gpus.size() == 1) return "1 GPU: cuda:" + std::to_string(gpus.front().index);
   return std::to_string(gpus.size()) + " GPUs: cuda:" + std::to_string(gpus.front().index) +
          " to cuda:" + std::to_string(gpus.back().index);
-}
-
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataFileError(path + ": cannot be read");
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
 }
 
 // Member `name` of `object`, which must exist and satisfy `is_kind`; DataFileError otherwise.
@@ -149,11 +143,10 @@ std::vector<DeviceTarget> plan_device_targets(const MeasureRequest& request,
 }
 
 DeviceResultFigures DeviceResultFigures::read(const std::string& result_file, const std::string& device) {
-  const std::string text = read_whole_file(result_file);
+  const std::string text = read_input_file(result_file, "measurement", kMaxJsonDocumentBytes);
   rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
-  if (doc.HasParseError() || !doc.IsObject())
-    throw DataFileError(result_file + ": not valid JSON");
+  const std::string problem = parse_json(text, doc);
+  if (!problem.empty()) throw DataFileError(result_file + ": " + problem);
   using V = rapidjson::Value;
   if (std::string(member(doc, "schema", result_file, &V::IsString).GetString()) != "iteragpu.measurement")
     throw DataFileError(result_file + ": not a measurement file (schema is not iteragpu.measurement)");

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "input_file.hpp"
+#include "json_input.hpp"
 #include "atomic_output_file.hpp"
 #include "csv_reader.hpp"
 #include "iteragpu/error.hpp"
@@ -72,18 +74,27 @@ std::string path_to_record(const std::string& table_path, const std::string& mea
   return file.compare(0, dir.size(), dir) == 0 ? file.substr(dir.size()) : file;
 }
 
-// Refuses a file that is not an iteragpu measurement: a row must point at real evidence.
+// Refuses a file that is not an iteragpu measurement: a row must point at real evidence, so
+// the file must validate in full against the measurement schema.
 void check_is_measurement(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
+  const auto refuse = [&path](const std::string& reason) {
+    return UsageError("measurement", quoted_for_message(path) + " is not an iteragpu measurement (" +
+                                         reason + "); expected the JSON file written by iteragpu measure");
+  };
+  std::string text;
+  try {
+    text = read_input_file(path, "measurement", kMaxJsonDocumentBytes);
+  } catch (const InputFileError& error) {
+    throw refuse(error.reason());
+  }
   rapidjson::Document doc;
-  doc.Parse(content.str().c_str());
-  if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("schema") ||
-      !doc["schema"].IsString() || std::string(doc["schema"].GetString()) != "iteragpu.measurement")
-    throw UsageError("measurement", quoted_for_message(path) +
-                                        " is not an iteragpu measurement; expected the JSON file "
-                                        "written by iteragpu measure");
+  const std::string problem = parse_json(text, doc);
+  if (!problem.empty()) throw refuse(problem);
+  if (!doc.IsObject() || !doc.HasMember("schema") || !doc["schema"].IsString() ||
+      std::string(doc["schema"].GetString()) != "iteragpu.measurement")
+    throw refuse("its \"schema\" is not \"iteragpu.measurement\"");
+  const std::string violation = schema_violation_of(doc, "measurement.schema.json");
+  if (!violation.empty()) throw refuse("invalid " + violation);
 }
 
 // A CSV field: quoted when it holds a separator, a quote or a line break.

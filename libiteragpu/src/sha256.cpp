@@ -1,9 +1,9 @@
 #include "sha256.hpp"
 
-#include <cerrno>
+#include <algorithm>
 #include <cstring>
-#include <fstream>
 
+#include "input_file.hpp"
 #include "iteragpu/error.hpp"
 
 namespace iteragpu {
@@ -89,12 +89,19 @@ std::string sha256_hex(const std::string& data) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataFileError(path + ": cannot read the file (" + std::strerror(errno) + ")");
+  return sha256_file_hex(InputFile(path, "file to hash"));
+}
+
+std::string sha256_file_hex(const InputFile& file) {
   Sha256 hash;
-  char chunk[65536];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) hash.update(chunk, static_cast<std::size_t>(in.gcount()));
-  if (in.bad()) throw DataFileError(path + ": read error while hashing");
+  constexpr std::uint64_t kChunk = 65536;
+  // Up to the size the file had when opened: a file that grows while hashed cannot make
+  // the hash run on; one that shrinks is a read error.
+  for (std::uint64_t offset = 0; offset < file.size(); offset += kChunk) {
+    const std::string bytes =
+        file.read_at(offset, static_cast<std::size_t>(std::min(kChunk, file.size() - offset)));
+    hash.update(bytes.data(), bytes.size());
+  }
   return hash.hex_digest();
 }
 

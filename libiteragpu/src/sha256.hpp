@@ -8,6 +8,8 @@
 
 namespace iteragpu {
 
+class InputFile;
+
 class Sha256 {
  public:
   Sha256();
@@ -23,7 +25,8 @@ class Sha256 {
 };
 
 std::string sha256_hex(const std::string& data);
-// Throws DataFileError naming the path when the file cannot be read.
+// Opens the file as every reader does (input_file.hpp); InputFileError when it cannot.
 std::string sha256_file_hex(const std::string& path);
+std::string sha256_file_hex(const InputFile& file);
 
 }  // namespace iteragpu

@@ -22,7 +22,8 @@ namespace {
 class ResultsCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_file(dir_.file("m.json"), "{\"schema\": \"iteragpu.measurement\", \"schema_version\": 1}\n");
+    // A real measurement (the H200 example): results add accepts nothing less.
+    write_file(dir_.file("m.json"), read_file(std::string(ITERAGPU_SOURCE_DIR) + "/examples/results/mesures-petit-essai.json"));
   }
   std::vector<std::string> add_args(const std::string& notes, const std::string& accepted = "3") const {
     return {"results", "add", "--table", table(), "--measurement", dir_.file("m.json"),

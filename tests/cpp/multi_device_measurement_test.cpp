@@ -182,7 +182,7 @@ TEST(DeviceResultFigures, AFileOfAnotherDeviceOrNoMeasurementIsRefused) {
                 .find("not valid JSON"),
             std::string::npos);
   EXPECT_NE(message_of<DataFileError>([&] { DeviceResultFigures::read(dir.file("absent.json"), "cuda:0"); })
-                .find("cannot be read"),
+                .find("does not exist"),
             std::string::npos);
 }
 

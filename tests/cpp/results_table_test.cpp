@@ -15,7 +15,8 @@ const std::string kHeader =
 class ResultsTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    write_file(measurement(), "{\"schema\": \"iteragpu.measurement\", \"schema_version\": 1}\n");
+    // A real measurement (the H200 example): results add accepts nothing less.
+    write_file(measurement(), read_file(std::string(ITERAGPU_SOURCE_DIR) + "/examples/results/mesures-petit-essai.json"));
   }
   std::string measurement() const { return dir_.file("mesures.json"); }
   std::string table() const { return dir_.file("resultats.csv"); }

@@ -15,8 +15,11 @@ from fractions import Fraction
 import pytest
 
 import iteragpu
+from conftest import SOURCE_DIR
 
-MEASUREMENT = '{"schema": "iteragpu.measurement", "schema_version": 1}\n'
+# A real measurement (the H200 example): results add accepts nothing less.
+with open(os.path.join(SOURCE_DIR, "examples", "results", "mesures-petit-essai.json"), encoding="utf-8") as _file:
+    MEASUREMENT = _file.read()
 HEADER = ",".join(iteragpu.ResultsTable.columns) + "\n"
 
 
