@@ -1,6 +1,10 @@
 #include "command_support.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "iteragpu/error.hpp"
@@ -85,10 +89,29 @@ std::string option_text(const po::variables_map& values, const char* name) {
 }
 
 void print_report(const std::string& report) {
-  std::cout << report;
-  if (!report.empty() && report.back() != '\n') std::cout << '\n';
+  // Straight to the descriptor: the reason of a failure (EPIPE, ENOSPC, EBADF) is known.
   std::cout.flush();
-  if (!std::cout) throw Error("could not write the report to standard output");
+  const std::string text = report.empty() || report.back() == '\n' ? report : report + "\n";
+  const char* data = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t written = ::write(STDOUT_FILENO, data, left);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0)
+      throw OutputUnwritable(std::string("cannot write the report to standard output: ") +
+                             std::strerror(written < 0 ? errno : EIO));
+    data += written;
+    left -= static_cast<std::size_t>(written);
+  }
+}
+
+void print_report_after_commit(const std::string& report, const std::string& committed) {
+  try {
+    print_report(report);
+  } catch (const OutputUnwritable& error) {
+    // The work is done: a retry must not do it twice, so this is a success with a warning.
+    std::cerr << "iteragpu: warning: " << committed << "; " << error.what() << std::endl;
+  }
 }
 
 }  // namespace iteragpu::cli

@@ -38,7 +38,11 @@ int run_guarded(const std::string& command, const std::function<int()>& body);
 // The option's value, or "" when absent.
 std::string option_text(const po::variables_map& values, const char* name);
 
-// Writes a report on stdout; flushes and fails loudly when stdout cannot be written.
+// Writes a report on stdout; OutputUnwritable (exit 2) when stdout cannot be written.
 void print_report(const std::string& report);
+// For a command that has already committed its work (a row added, a file published): the
+// report is printed, and when stdout cannot be written the command still succeeds, saying
+// on stderr what was done (so that a retry does not do it twice).
+void print_report_after_commit(const std::string& report, const std::string& committed);
 
 }  // namespace iteragpu::cli

@@ -38,7 +38,12 @@ int run_environment(const std::vector<std::string>& args) {
   const EnvironmentReport report = Environment().collect(request);
   const bool json = parsed.format == OutputFormat::kJson;
   const std::string written = request.output.empty() ? "" : "JSON report written to " + request.output;
-  print_report(json ? report.to_json() : report.to_text() + (written.empty() ? "" : written + "\n"));
+  const std::string text = json ? report.to_json() : report.to_text() + (written.empty() ? "" : written + "\n");
+  if (written.empty()) {
+    print_report(text);
+  } else {
+    print_report_after_commit(text, "the report was written to " + request.output);
+  }
   // stdout holds only the JSON document; say where the file went on stderr.
   if (json && !written.empty()) std::cerr << "iteragpu environment: " << written << std::endl;
   return 0;

@@ -1,6 +1,8 @@
 // iteragpu: honest GPU memory, time and rental-cost numbers before you pay.
 // A table of subcommands; each one maps its options onto the core library's API.
 
+#include <signal.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/output_files.hpp"
 #include "iteragpu/version.hpp"
 
 namespace {
@@ -41,13 +44,36 @@ void print_usage(std::ostream& out) {
   out << "\nRun 'iteragpu <command> --help' for a command's options.\n";
 }
 
+std::string command_names() {
+  std::string names;
+  for (const auto& command : kSubcommands) names += (names.empty() ? "" : ", ") + std::string(command.name);
+  return names;
+}
+
+// A write to a closed pipe becomes an error the command reports (EPIPE), not a silent death;
+// an interrupting signal first removes the temporary files this process is writing, then
+// ends it as the signal would (`measure` installs its own handlers while it measures).
+void install_signal_handling() {
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction action {};
+  action.sa_handler = [](int signal_number) {
+    iteragpu::remove_live_temporary_files();
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+  };
+  sigemptyset(&action.sa_mask);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal_number, &action, nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using iteragpu::ExitCode;
   const std::vector<std::string> args(argv + 1, argv + argc);
+  install_signal_handling();
   if (args.empty()) {
-    print_usage(std::cerr);
+    std::cerr << "iteragpu: error: no command; expected one of " << command_names()
+              << " (see iteragpu --help)" << std::endl;
     return static_cast<int>(ExitCode::kBadInputOrUnavailable);
   }
   const std::string& name = args[0];
@@ -66,8 +92,7 @@ int main(int argc, char** argv) {
       return iteragpu::cli::run_guarded(name, [&] { return command.run(rest); });
     }
   }
-  std::cerr << "iteragpu: error: unknown command '" << name
-            << "'; expected one of estimate, environment, measure, predict, packages, results, kit (see iteragpu --help)"
-            << std::endl;
+  std::cerr << "iteragpu: error: unknown command '" << name << "'; expected one of " << command_names()
+            << " (see iteragpu --help)" << std::endl;
   return static_cast<int>(ExitCode::kBadInputOrUnavailable);
 }

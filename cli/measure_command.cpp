@@ -108,7 +108,8 @@ int run_measure(const std::vector<std::string>& args) {
 
   const bool json = parsed.format == OutputFormat::kJson;
   const std::string written = "Result written to " + request.output;
-  print_report(json ? measurement.to_json() : measurement.to_text() + "\n" + written + "\n");
+  print_report_after_commit(json ? measurement.to_json() : measurement.to_text() + "\n" + written + "\n",
+                            "the result was written to " + request.output);
   // stdout holds only the JSON document; say where the file went on stderr.
   if (json) std::cerr << "iteragpu measure: " << written << std::endl;
   return 0;

@@ -317,10 +317,10 @@ int measure_several_devices(const MeasureRequest& request, OutputFormat format) 
                 << "): " << outcome.error << std::endl;
   const std::string written = "Summary written to " + request.output;
   if (format == OutputFormat::kJson) {
-    print_report(summary.to_json());
+    print_report_after_commit(summary.to_json(), written);
     std::cerr << "iteragpu measure: " << written << std::endl;  // stdout holds only the JSON
   } else {
-    print_report(summary.to_text() + "\n" + written + "\n");
+    print_report_after_commit(summary.to_text() + "\n" + written + "\n", written);
   }
   return summary.exit_code();
 }

@@ -71,11 +71,12 @@ int run_add(const std::vector<std::string>& args) {
   request.date = option_text(v, "date");
   request.notes = option_text(v, "notes");
   const ResultRow row = ResultsTable::add_result(table, request, load_catalog(v));
-  print_report("added to " + table + ": " + row.date + ", " + row.gpu + " " +
+  print_report_after_commit("added to " + table + ": " + row.date + ", " + row.gpu + " " +
                std::to_string(row.days) + " days x " + std::to_string(row.lots) + ", " +
                std::to_string(row.units_accepted_distinct) + "/" +
                std::to_string(row.units_attempted) + " accepted, measurement " +
-               row.measurement_file + " (sha256 " + row.measurement_sha256 + ")");
+               row.measurement_file + " (sha256 " + row.measurement_sha256 + ")",
+                            "the row was added to " + table);
   return 0;
 }
 

@@ -1,6 +1,9 @@
 #include "atomic_output_file.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,9 +11,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "iteragpu/error.hpp"
+#include "iteragpu/output_files.hpp"
 
 namespace iteragpu {
 namespace {
@@ -29,12 +34,61 @@ std::string file_name_of(const std::string& path) {
 
 std::string system_reason(int error_number) { return std::strerror(error_number); }
 
+// The temporary files this process has open, so that a signal handler can remove them
+// (remove_live_temporary_files). Fixed slots of plain characters: nothing to allocate or
+// lock in a handler.
+constexpr int kTemporarySlots = 16;
+struct TemporarySlot {
+  std::atomic<bool> used{false};
+  char path[PATH_MAX];
+};
+TemporarySlot temporary_slots[kTemporarySlots];
+
+int register_temporary(const std::string& path) {
+  if (path.size() >= PATH_MAX) return -1;
+  for (int slot = 0; slot < kTemporarySlots; ++slot) {
+    if (temporary_slots[slot].used.load()) continue;
+    std::memcpy(temporary_slots[slot].path, path.c_str(), path.size() + 1);
+    temporary_slots[slot].used.store(true);
+    return slot;
+  }
+  return -1;  // more than 16 at once: still removed by the destructor or by a later writer
+}
+
+void unregister_temporary(int slot) {
+  if (slot >= 0) temporary_slots[slot].used.store(false);
+}
+
+constexpr const char* kTemporaryMarker = ".tmp-";
+
+// Temporary files of `target` left by writers that are gone (killed with SIGKILL, or a
+// machine that stopped): ".<name>.tmp-<pid>-<n>" whose process no longer exists.
+void remove_stale_temporaries(const std::string& target) {
+  const std::string prefix = "." + file_name_of(target) + kTemporaryMarker;
+  DIR* directory = opendir(directory_of(target).c_str());
+  if (!directory) return;  // creating the temporary file will report the real problem
+  while (const dirent* entry = readdir(directory)) {
+    const std::string name = entry->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const auto dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0 || rest.find_first_not_of("0123456789-") != std::string::npos)
+      continue;
+    const long pid = std::strtol(rest.substr(0, dash).c_str(), nullptr, 10);
+    if (pid > 0 && pid != static_cast<long>(getpid()) && kill(static_cast<pid_t>(pid), 0) != 0 &&
+        errno == ESRCH)
+      unlink((directory_of(target) + "/" + name).c_str());
+  }
+  closedir(directory);
+}
+
 // Closes the descriptor and removes the temporary file unless release() was called.
 class TemporaryFile {
  public:
   explicit TemporaryFile(const std::string& target) {
     static std::atomic<unsigned> counter{0};
-    const std::string stem = directory_of(target) + "/." + file_name_of(target) + ".tmp-" +
+    remove_stale_temporaries(target);
+    const std::string stem = directory_of(target) + "/." + file_name_of(target) + kTemporaryMarker +
                              std::to_string(getpid()) + "-";
     for (int attempt = 0; attempt < 100; ++attempt) {
       path_ = stem + std::to_string(counter++);
@@ -45,10 +99,17 @@ class TemporaryFile {
     if (fd_ < 0)
       throw ResourceUnavailable("cannot create a temporary file in " + directory_of(target) +
                                 ": " + system_reason(errno));
+    slot_ = register_temporary(path_);
   }
   ~TemporaryFile() {
     if (fd_ >= 0) close(fd_);
     if (!path_.empty()) unlink(path_.c_str());
+    unregister_temporary(slot_);
+  }
+
+  // The permission bits of the file it will replace (before write_all).
+  void set_mode(mode_t mode) {
+    if (fchmod(fd_, mode & 07777) != 0) fail("cannot set the permissions of", errno);
   }
   TemporaryFile(const TemporaryFile&) = delete;
   TemporaryFile& operator=(const TemporaryFile&) = delete;
@@ -78,6 +139,7 @@ class TemporaryFile {
   }
   std::string path_;
   int fd_ = -1;
+  int slot_ = -1;
 };
 
 // Puts the complete temporary file at `target` without ever replacing an existing file.
@@ -131,22 +193,38 @@ void publish_exclusively(const std::string& path, const std::string& content) {
   }
 }  // ~TemporaryFile removes the temporary name (or, after a failure, the whole file)
 
+std::string resolved_existing_path(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (realpath(path.c_str(), resolved)) return resolved;
+  return path;  // not there yet (or a dangling link, reported when it is written)
+}
+
 void replace_atomically(const std::string& path, const std::string& content) {
-  TemporaryFile temporary(path);
+  // Through a symbolic link, the file it points to is replaced and the link kept.
+  const std::string target = resolved_existing_path(path);
+  TemporaryFile temporary(target);
+  struct stat existing {};
+  if (stat(target.c_str(), &existing) == 0) temporary.set_mode(existing.st_mode);
   temporary.write_all(content);
-  if (rename(temporary.path().c_str(), path.c_str()) != 0)
-    throw ResourceUnavailable("cannot replace " + path + ": " + system_reason(errno));
-  const int directory_fd = open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rename(temporary.path().c_str(), target.c_str()) != 0)
+    throw ResourceUnavailable("cannot replace " + target + ": " + system_reason(errno));
+  const int directory_fd = open(directory_of(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (directory_fd >= 0) {
     fsync(directory_fd);
     close(directory_fd);
   }
 }  // the temporary name is gone after the rename; ~TemporaryFile's unlink finds nothing
 
+void remove_live_temporary_files() noexcept {
+  for (TemporarySlot& slot : temporary_slots)
+    if (slot.used.load()) unlink(slot.path);
+}
+
 DirectoryLock::DirectoryLock(const std::string& path) {
   // The directory, not the file: the file is replaced by rename, so a lock on its inode
-  // would not exclude a process that opened the new one.
-  fd_ = open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  // would not exclude a process that opened the new one. The file's real directory, so that
+  // writers reaching it through different symbolic links take turns too.
+  fd_ = open(directory_of(resolved_existing_path(path)).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd_ < 0)
     throw ResourceUnavailable("cannot open the directory of " + path + ": " + system_reason(errno));
   while (flock(fd_, LOCK_EX) != 0) {

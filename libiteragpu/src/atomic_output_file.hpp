@@ -19,8 +19,16 @@ void publish_exclusively(const std::string& path, const std::string& content);
 
 // Replaces (or creates) `path` with `content` atomically: a complete temporary file in the
 // same directory, flushed to disk, renamed over `path`. Readers see the old file or the new
-// one, never a mix; a crash leaves at most a stray temporary file, never a damaged `path`.
+// one, never a mix. Through a symbolic link the file it points to is replaced (the link
+// stays); the file keeps its permission bits.
 void replace_atomically(const std::string& path, const std::string& content);
+
+// `path` with every symbolic link resolved when it exists, else `path` itself.
+std::string resolved_existing_path(const std::string& path);
+
+// Temporary files are never left behind: each is removed by its writer on any error, by a
+// signal handler (remove_live_temporary_files, iteragpu/output_files.hpp), and after a
+// SIGKILL by the next writer of the same file (temporaries whose process is gone).
 
 // An exclusive lock (flock) on the directory holding `path`, held for the object's life:
 // processes that update files in that directory take turns. Waits for the lock.

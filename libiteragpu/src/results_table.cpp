@@ -4,6 +4,7 @@
 
 #include <rapidjson/document.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
@@ -280,17 +281,21 @@ ResultRow ResultsTable::add_result(const std::string& path, const ResultRowReque
   check_is_measurement(request.measurement_file);
   row.measurement_sha256 = sha256_file_hex(request.measurement_file);
 
+  // Through a symbolic link the table it points to is updated (and the link kept); a link
+  // to nothing is refused rather than replaced by a new file.
+  struct stat link_status {};
+  if (lstat(path.c_str(), &link_status) == 0 && S_ISLNK(link_status.st_mode) &&
+      access(path.c_str(), F_OK) != 0)
+    throw InputFileError(path, "is a symbolic link to a file that does not exist; expected the results table");
+  const std::string target = resolved_existing_path(path);
+
   // One writer at a time; the others wait. The table is re-read under the lock so that a
   // row added meanwhile is kept, then replaced as a whole: old table or new, never a mix.
-  const DirectoryLock lock(path);
+  const DirectoryLock lock(target);
   std::string content;
-  struct stat info {};
   const char* line_end = "\n";
-  if (stat(path.c_str(), &info) == 0) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    content = text.str();
+  if (lstat(target.c_str(), &link_status) == 0) {
+    content = read_input_file(target, "results table", kMaxTableBytes);
     parse_rows(parse_csv(content, path), catalog, /*verify_measurements=*/false);
     if (content.find("\r\n") != std::string::npos) line_end = "\r\n";
     if (!content.empty() && content.back() != '\n') content += line_end;
@@ -298,7 +303,7 @@ ResultRow ResultsTable::add_result(const std::string& path, const ResultRowReque
     content = csv_record(columns(), line_end);
   }
   content += csv_record(fields_of(row), line_end);
-  replace_atomically(path, content);
+  replace_atomically(target, content);
   return row;
 }
 

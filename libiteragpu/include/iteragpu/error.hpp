@@ -66,6 +66,13 @@ class OutputExists : public ResourceUnavailable {
   using ResourceUnavailable::ResourceUnavailable;
 };
 
+// Standard output (or another stream the report goes to) cannot be written: closed, full, a
+// pipe whose reader is gone. Whatever the command committed before stays committed.
+class OutputUnwritable : public ResourceUnavailable {
+ public:
+  using ResourceUnavailable::ResourceUnavailable;
+};
+
 // The device failed while measuring. Nothing was written.
 class MeasurementFailed : public Error {
  public:
