@@ -117,11 +117,6 @@ class RowValidator {
   const CsvRecord& record_;
 };
 
-bool is_regular_file(const std::string& path) {
-  struct stat info {};
-  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
-}
-
 // Same source and date on every row: shown once above the table instead of on every row.
 bool uniform_label(const std::vector<CatalogEntry>& entries) {
   return std::all_of(entries.begin(), entries.end(), [&](const CatalogEntry& e) {

@@ -1,5 +1,7 @@
 #include "csv_reader.hpp"
 
+#include "input_file.hpp"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -154,18 +156,7 @@ DataFileError data_file_error(const std::string& path, int line, const std::stri
 }
 
 CsvTable read_csv_file(const std::string& path) {
-  if (path.empty()) throw DataFileError("the data file name is empty");
-  struct stat info {};
-  if (stat(path.c_str(), &info) != 0)
-    throw data_file_error(path, 0, std::string("cannot read: ") + std::strerror(errno));
-  // A directory or a device would fail later with a less useful message, or never end.
-  if (!S_ISREG(info.st_mode)) throw data_file_error(path, 0, "not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw data_file_error(path, 0, std::string("cannot read: ") + std::strerror(errno));
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) throw data_file_error(path, 0, "read error");
-  return parse_csv(content.str(), path);
+  return parse_csv(read_input_file(path, "CSV file", kMaxTableBytes), path);
 }
 
 CsvTable parse_csv(const std::string& content, const std::string& path) {

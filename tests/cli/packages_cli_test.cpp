@@ -87,7 +87,7 @@ TEST(PackagesCli, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(with({"--accepted-results", "0"}), "--accepted-results: '0' is zero");
   expect_usage_error(with({"--accepted-results", "-4"}), "--accepted-results:");
   expect_usage_error(with({"--catalog", "/nonexistent/prices.csv"}),
-                     "/nonexistent/prices.csv: cannot read: No such file or directory");
+                     "/nonexistent/prices.csv: does not exist (expected the CSV file)");
   expect_usage_error(with({"--colour"}), "unrecognised option '--colour'");
   expect_usage_error(with({"--format", "xml"}), "--format:");
   expect_usage_error({"packages", "--gpu", "b200"}, "--days: required");

@@ -210,7 +210,7 @@ TEST(CatalogLoad, RejectsAMissingFileNamingThePathAndTheCause) {
     Catalog::load(path);
     FAIL() << "missing file accepted";
   } catch (const DataFileError& e) {
-    EXPECT_EQ(std::string(e.what()), path + ": cannot read: No such file or directory");
+    EXPECT_EQ(std::string(e.what()), path + ": does not exist (expected the CSV file)");
   }
 }
 

@@ -1,0 +1,274 @@
+// Hostile inputs and faults against the whole command, one class per test: FIFOs, devices,
+// directories and symbolic links where a file is expected; JSON nested a million levels;
+// measurements that are not measurements; standard output closed or full; signals in the
+// middle of a write; lines of megabytes and numbers of thousands of digits. Each must end in
+// one clear line, a documented exit code, nothing lost and nothing left behind, and within
+// a few seconds (every command runs under `timeout`, so a hang fails instead of blocking).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "process_runner.hpp"
+
+namespace iteragpu::testing {
+namespace {
+
+constexpr int kTimedOut = 124;  // timeout(1)'s status: the command hung
+
+std::string example_measurement() {
+  return read_file(std::string(ITERAGPU_SOURCE_DIR) + "/examples/results/mesures-petit-essai.json");
+}
+
+std::size_t line_count(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+class FaultInjection : public ::testing::Test {
+ protected:
+  // The CLI under timeout(1), through a shell when `shell_prefix` redirects or closes a stream.
+  ProcessResult cli(const std::vector<std::string>& args, const std::string& shell_prefix = "") {
+    std::string command = shell_prefix + " exec timeout 20 " + quoted(ITERAGPU_CLI_PATH);
+    for (const auto& arg : args) command += " " + quoted(arg);
+    return run_process({"/bin/sh", "-c", command}, {{"ITERAGPU_BACKEND", "/nonexistent/plugin.so"}});
+  }
+  static std::string quoted(const std::string& text) {
+    std::string out = "'";
+    for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  // Exit 2, exactly one line on stderr containing `expected`, nothing on stdout.
+  static void expect_refused(const ProcessResult& r, const std::string& expected) {
+    EXPECT_NE(r.exit_code, kTimedOut) << "the command hung";
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(line_count(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  std::string fifo(const std::string& name) {
+    const std::string path = dir_.file(name);
+    EXPECT_EQ(mkfifo(path.c_str(), 0600), 0);
+    return path;
+  }
+  std::vector<std::string> add_args(const std::string& table, const std::string& measurement) const {
+    return {"results", "add", "--table", table, "--measurement", measurement, "--gpu", "b200",
+            "--days", "7", "--work-unit", "labelled image", "--attempted", "10", "--accepted", "3",
+            "--metric", "IoU", "--threshold", ">= 0.8", "--observed", "0.84", "--date", "2026-12-01"};
+  }
+  std::string measurement() {
+    const std::string path = dir_.file("m.json");
+    if (!path_exists(path)) write_file(path, example_measurement());
+    return path;
+  }
+  std::vector<std::string> leftovers(const std::string& directory) const {
+    std::vector<std::string> found;
+    for (const auto& name : list_directory(directory))
+      if (name.find(".tmp-") != std::string::npos) found.push_back(name);
+    return found;
+  }
+  TempDir dir_;
+};
+
+// --- readers: what stands where a file is expected ----------------------------------------
+
+TEST_F(FaultInjection, FifosAsInputsAreRefusedWithoutHanging) {
+  expect_refused(cli({"results", "check", "--table", fifo("table.csv")}), "is a FIFO");
+  expect_refused(cli(add_args(dir_.file("new.csv"), fifo("m.fifo"))), "is a FIFO");
+  expect_refused(cli({"packages", "--list", "--catalog", fifo("catalog.csv")}), "is a FIFO");
+  const std::string kit = dir_.file("kit");
+  mkdir(kit.c_str(), 0755);
+  ASSERT_EQ(mkfifo((kit + "/MANIFEST.json").c_str(), 0600), 0);
+  expect_refused(cli({"kit", "verify", kit}), "is a FIFO");
+  // A FIFO as the table of an add: refused, and the lock it took is released.
+  expect_refused(cli(add_args(fifo("table-fifo.csv"), measurement())), "is a FIFO");
+  EXPECT_EQ(cli(add_args(dir_.file("after.csv"), measurement())).exit_code, 0);
+}
+
+TEST_F(FaultInjection, DevicesAsInputsAreRefusedWithoutGrowing) {
+  expect_refused(cli(add_args(dir_.file("t.csv"), "/dev/zero")), "character device");
+  expect_refused(cli({"results", "check", "--table", "/dev/zero"}), "character device");
+  expect_refused(cli({"packages", "--list", "--catalog", "/dev/urandom"}), "character device");
+}
+
+TEST_F(FaultInjection, DirectoriesAsInputsAreCalledDirectories) {
+  expect_refused(cli({"results", "check", "--table", dir_.path()}), "is a directory");
+  const std::string kit = dir_.file("kit");
+  mkdir(kit.c_str(), 0755);
+  mkdir((kit + "/MANIFEST.json").c_str(), 0755);
+  expect_refused(cli({"kit", "verify", kit}), "is a directory");
+  expect_refused(cli(add_args(dir_.file("t.csv"), dir_.path())), "is a directory");
+}
+
+TEST_F(FaultInjection, JsonNestedAMillionLevelsIsRefusedNotACrash) {
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  write_file(dir_.file("deep.json"), deep);
+  expect_refused(cli(add_args(dir_.file("t.csv"), dir_.file("deep.json"))), "nested more than 64 levels");
+  const std::string kit = dir_.file("kit");
+  mkdir(kit.c_str(), 0755);
+  write_file(kit + "/MANIFEST.json", "{\"members\": " + deep + "}");
+  expect_refused(cli({"kit", "verify", kit}), "nested more than 64 levels");
+}
+
+TEST_F(FaultInjection, OnlyAWholeMeasurementIsAcceptedAsOne) {
+  write_file(dir_.file("fake.json"), "{\"schema\":\"iteragpu.measurement\"}");
+  expect_refused(cli(add_args(dir_.file("t.csv"), dir_.file("fake.json"))), "is not an iteragpu measurement");
+  std::string truncated = example_measurement();
+  truncated.resize(truncated.size() / 2);
+  write_file(dir_.file("half.json"), truncated);
+  expect_refused(cli(add_args(dir_.file("t.csv"), dir_.file("half.json"))), "not valid JSON");
+  EXPECT_FALSE(path_exists(dir_.file("t.csv")));
+  EXPECT_EQ(cli(add_args(dir_.file("t.csv"), measurement())).exit_code, 0);
+}
+
+TEST_F(FaultInjection, AManifestReachedThroughASymbolicLinkIsRefused) {
+  const std::string kit = dir_.file("kit"), outside = dir_.file("outside.json");
+  mkdir(kit.c_str(), 0755);
+  write_file(outside, "{}");
+  ASSERT_EQ(symlink(outside.c_str(), (kit + "/MANIFEST.json").c_str()), 0);
+  expect_refused(cli({"kit", "verify", kit}), "is a symbolic link");
+}
+
+TEST_F(FaultInjection, DanglingSymbolicLinksAreNamed) {
+  const std::string link = dir_.file("table.csv");
+  ASSERT_EQ(symlink(dir_.file("nowhere.csv").c_str(), link.c_str()), 0);
+  expect_refused(cli({"results", "check", "--table", link}), "does not exist");
+  expect_refused(cli(add_args(link, measurement())), "symbolic link to a file that does not exist");
+  struct stat status {};
+  ASSERT_EQ(lstat(link.c_str(), &status), 0);
+  EXPECT_TRUE(S_ISLNK(status.st_mode)) << "the link was replaced";
+}
+
+TEST_F(FaultInjection, LinesOfMegabytesAndNulBytesAreRefusedQuickly) {
+  const std::string shipped = read_file(std::string(ITERAGPU_SOURCE_DIR) + "/data/tarifs-forfaits.csv");
+  write_file(dir_.file("long.csv"), shipped + std::string(8 << 20, 'x') + "\n");
+  const ProcessResult long_line = cli({"packages", "--list", "--catalog", dir_.file("long.csv")});
+  EXPECT_EQ(long_line.exit_code, 2) << long_line.err;
+  EXPECT_EQ(line_count(long_line.err), 1u);
+  write_file(dir_.file("nul.csv"), shipped + std::string("b200,7,1,2,1", 12) + std::string(1, '\0') + "\n");
+  const ProcessResult nul = cli({"packages", "--list", "--catalog", dir_.file("nul.csv")});
+  EXPECT_EQ(nul.exit_code, 2) << nul.err;
+  EXPECT_EQ(line_count(nul.err), 1u);
+}
+
+TEST_F(FaultInjection, NumbersOfThousandsOfDigits) {
+  const std::string digits(5000, '9');
+  expect_refused(cli({"predict", "--compute-capability", "9.0", "--batch", digits}), "--batch");
+  expect_refused(cli({"estimate", "--parameters", digits, "--bits", "16"}), "value too long");
+  // Up to the documented 1,000 characters the arithmetic is exact: a valid, huge estimate.
+  const ProcessResult estimate = cli({"estimate", "--parameters", std::string(900, '9'), "--bits", "16"});
+  EXPECT_EQ(estimate.exit_code, 0) << estimate.err;
+  EXPECT_NE(estimate.out.find("bytes"), std::string::npos);
+}
+
+// --- writers: where the output goes, and what interrupts it --------------------------------
+
+TEST_F(FaultInjection, ATableReachedThroughASymbolicLinkIsUpdatedThereAndKeepsItsMode) {
+  const std::string real = dir_.file("real.csv"), link = dir_.file("link.csv");
+  ASSERT_EQ(cli(add_args(real, measurement())).exit_code, 0);
+  ASSERT_EQ(chmod(real.c_str(), 0600), 0);
+  ASSERT_EQ(symlink(real.c_str(), link.c_str()), 0);
+  const ProcessResult added = cli(add_args(link, measurement()));
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  struct stat status {};
+  ASSERT_EQ(lstat(link.c_str(), &status), 0);
+  EXPECT_TRUE(S_ISLNK(status.st_mode)) << "the link was replaced by a file";
+  ASSERT_EQ(stat(real.c_str(), &status), 0);
+  EXPECT_EQ(status.st_mode & 07777, 0600u);
+  EXPECT_EQ(line_count(read_file(real)), 3u);  // header and two rows
+  EXPECT_TRUE(leftovers(dir_.path()).empty());
+}
+
+TEST_F(FaultInjection, ClosedOrFullStandardOutput) {
+  // Nothing committed: exit 2 and one line naming the stream.
+  for (const std::string& redirect : {std::string("exec >&-;"), std::string("exec >/dev/full;")}) {
+    const ProcessResult estimate = cli({"estimate", "--parameters", "7B", "--bits", "16"}, redirect);
+    EXPECT_EQ(estimate.exit_code, 2) << redirect << estimate.err;
+    EXPECT_EQ(line_count(estimate.err), 1u) << estimate.err;
+    EXPECT_NE(estimate.err.find("standard output"), std::string::npos) << estimate.err;
+    const ProcessResult packages = cli({"packages", "--list"}, redirect);
+    EXPECT_EQ(packages.exit_code, 2) << redirect << packages.err;
+  }
+  // Committed: the row stays added, success with a warning, so a retry adds nothing twice.
+  const std::string table = dir_.file("t.csv");
+  const ProcessResult added = cli(add_args(table, measurement()), "exec >/dev/full;");
+  EXPECT_EQ(added.exit_code, 0) << added.err;
+  EXPECT_NE(added.err.find("warning: the row was added"), std::string::npos) << added.err;
+  EXPECT_EQ(line_count(read_file(table)), 2u);
+  const ProcessResult report = cli({"environment", "--output", dir_.file("env.json")}, "exec >&-;");
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_TRUE(path_exists(dir_.file("env.json")));
+}
+
+TEST_F(FaultInjection, AClosedPipeIsAnErrorNotASilentDeath) {
+  const ProcessResult r = run_process(
+      {"/bin/sh", "-c", "timeout 20 " + quoted(ITERAGPU_CLI_PATH) + " packages --list | true; echo $? >&2"});
+  // The status of the CLI is not the pipeline's; what matters is that the shell returns.
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(FaultInjection, OutputsThatAreDirectoriesOrCannotBeCreated) {
+  expect_refused(cli({"environment", "--output", dir_.path()}), "already exists");
+  expect_refused(cli({"environment", "--output", "/dev/full/report.json"}), "Not a directory");
+  expect_refused(cli(add_args(dir_.file("no/such/folder/t.csv"), measurement())), "does not exist");
+}
+
+// Interrupts an add of a large table again and again, at different moments: the table is
+// always the old one or the new one, and no temporary file survives, not even a SIGKILL's
+// (the next writer removes it).
+TEST_F(FaultInjection, SignalsInTheMiddleOfAWriteLeaveNoTemporaryFileAndNoDamage) {
+  const std::string table = dir_.file("big.csv");
+  ASSERT_EQ(cli(add_args(table, measurement())).exit_code, 0);
+  std::string content = read_file(table);
+  const std::string row = content.substr(content.find('\n') + 1);
+  std::string big = content;
+  while (big.size() < (6u << 20)) big += row;  // several MB: the write takes a while
+  write_file(table, big);
+  std::size_t rows_before = line_count(big);
+
+  std::size_t interrupted = 0;
+  for (int signal_number : {SIGINT, SIGTERM, SIGKILL}) {
+    for (int delay_ms : {2, 10, 30, 60, 120}) {
+      std::vector<std::string> argv = add_args(table, measurement());
+      const pid_t child = fork();
+      ASSERT_GE(child, 0);
+      if (child == 0) {
+        std::vector<char*> raw;
+        std::string program = ITERAGPU_CLI_PATH;
+        raw.push_back(program.data());
+        for (auto& arg : argv) raw.push_back(arg.data());
+        raw.push_back(nullptr);
+        execv(program.c_str(), raw.data());
+        _exit(127);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      kill(child, signal_number);
+      int status = 0;
+      waitpid(child, &status, 0);
+      if (WIFSIGNALED(status)) ++interrupted;
+      const std::size_t rows_now = line_count(read_file(table));
+      EXPECT_TRUE(rows_now == rows_before || rows_now == rows_before + 1) << rows_now;
+      if (signal_number != SIGKILL) EXPECT_TRUE(leftovers(dir_.path()).empty()) << "after signal " << signal_number;
+      rows_before = rows_now;
+    }
+  }
+  EXPECT_GT(interrupted, 0u) << "no run was interrupted: the table is too small to catch one";
+  // A SIGKILL may have left a temporary file; the next add removes it.
+  ASSERT_EQ(cli(add_args(table, measurement())).exit_code, 0);
+  EXPECT_TRUE(leftovers(dir_.path()).empty());
+}
+
+TEST_F(FaultInjection, NoCommandIsOneLine) {
+  const ProcessResult r = cli({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("no command"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace iteragpu::testing
