@@ -33,6 +33,9 @@ py::object exact_integer(const ExactDecimal& value);
 // plain notation, float through its shortest repr ("0.1"). Anything else is a TypeError
 // naming the keyword; the core then validates the text (UsageError → ValueError).
 std::string numeric_keyword_text(py::handle value, const char* keyword);
+// A str keyword: TypeError naming it for anything else, UsageError (a ValueError) for text
+// that is not valid Unicode (a lone surrogate). Every text value from Python passes here.
+std::string text_keyword(py::handle value, const char* keyword);
 // A str or os.PathLike as a file-system path; None gives "".
 std::string path_keyword_text(py::handle value, const char* keyword);
 // The `catalog` keyword of every pricing binding: None for the shipped catalog

@@ -5,8 +5,14 @@
 #include <cmath>
 
 #include "bindings.hpp"
+#include "iteragpu/error.hpp"
 
 namespace iteragpu::python {
+namespace {
+
+constexpr long long kMaxIntegerBits = 3325;  // 10^1000 < 2^3322: anything longer is refused
+
+}  // namespace
 
 py::object exact_integer(const ExactDecimal& value) {
   PyObject* number = PyLong_FromString(value.str().c_str(), nullptr, 10);
@@ -22,12 +28,35 @@ py::object exact_number(const ExactDecimal& value) {
   return value.is_integer() ? exact_integer(value) : exact_decimal(value);
 }
 
+std::string utf8_text(py::handle value, const char* keyword) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(value.ptr(), &size);
+  if (data == nullptr) {  // a lone surrogate ("\ud800"): not text any file or core can hold
+    PyErr_Clear();
+    throw UsageError(keyword, "contains a character that is not valid Unicode (a lone surrogate "
+                              "such as \\ud800); expected plain text");
+  }
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
+std::string text_keyword(py::handle value, const char* keyword) {
+  if (!py::isinstance<py::str>(value))
+    throw py::type_error(std::string(keyword) + ": expected a str, got " +
+                         py::type::of(value).attr("__name__").cast<std::string>());
+  return utf8_text(value, keyword);
+}
+
 std::string numeric_keyword_text(py::handle value, const char* keyword) {
-  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::str>(value)) return utf8_text(value, keyword);
   // bool is an int subclass, but True as a count is a mistake, not 1.
   if (py::isinstance<py::bool_>(value))
     throw py::type_error(std::string(keyword) + ": expected a number, got a bool");
-  if (py::isinstance<py::int_>(value)) return py::str(value).cast<std::string>();
+  if (py::isinstance<py::int_>(value)) {
+    // Python refuses str() of an int over 4,300 digits; the core accepts 1,000 characters.
+    if (value.attr("bit_length")().cast<long long>() > kMaxIntegerBits)
+      throw UsageError(keyword, "has more than 1000 digits; at most 1000 are accepted");
+    return py::str(value).cast<std::string>();
+  }
   const py::object decimal_type = py::module_::import("decimal").attr("Decimal");
   if (py::isinstance(value, decimal_type)) {
     // Plain notation: str(Decimal("4E+1")) would be "4E+1", which the core rejects.
@@ -57,7 +86,7 @@ std::string path_keyword_text(py::handle value, const char* keyword) {
   const py::object path = os.attr("fspath")(value);
   if (!py::isinstance<py::str>(path))
     throw py::type_error(std::string(keyword) + ": expected a text path, not bytes");
-  return path.cast<std::string>();
+  return utf8_text(path, keyword);
 }
 
 py::object json_to_dict(const std::string& json) {

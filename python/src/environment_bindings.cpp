@@ -156,17 +156,17 @@ void register_environment(py::module_& m) {
       .def(py::init<>(), "The LibTorch backend plugin is loaded on the first collect().")
       .def(
           "collect",
-          [](const Environment& environment, const std::string& device, py::handle output,
+          [](const Environment& environment, py::handle device_text, py::handle output,
              py::handle backend_path) {
             EnvironmentRequest request;
-            request.device = device;
+            request.device = text_keyword(device_text, "device");
             request.output = path_keyword_text(output, "output");
             request.backend_path = path_keyword_text(backend_path, "backend_path");
             // Loading LibTorch and querying the driver take a while: let other threads run.
             py::gil_scoped_release no_gil;
             return environment.collect(request);
           },
-          py::arg("device") = defaults.device, py::arg("output") = py::none(),
+          py::arg("device") = py::str(defaults.device), py::arg("output") = py::none(),
           py::arg("backend_path") = py::none(), R"pbdoc(
             Collects the report. Loads the LibTorch backend plugin into this process on
             first use (about half a second).

@@ -85,17 +85,17 @@ void register_counters_and_rows(py::module_& m) {
 void register_request(py::module_& m) {
   const MeasureRequest defaults;
   py::class_<MeasureRequest>(m, "MeasureRequest", "What to measure; see iteragpu.measure().")
-      .def(py::init([](std::string device, std::int64_t batch, std::int64_t context,
-                       std::int64_t width, std::int64_t hidden, std::string dtype, int warmup,
+      .def(py::init([](py::handle device, std::int64_t batch, std::int64_t context,
+                       std::int64_t width, std::int64_t hidden, py::handle dtype, int warmup,
                        int repeats, std::uint64_t seed, py::handle output,
                        py::handle backend_path) {
              MeasureRequest request;
-             request.device = std::move(device);
+             request.device = text_keyword(device, "device");
              request.batch = batch;
              request.context = context;
              request.width = width;
              request.hidden = hidden;
-             request.dtype = std::move(dtype);
+             request.dtype = text_keyword(dtype, "dtype");
              request.warmup = warmup;
              request.repeats = repeats;
              request.seed = seed;
@@ -103,9 +103,9 @@ void register_request(py::module_& m) {
              request.backend_path = path_keyword_text(backend_path, "backend_path");
              return request;
            }),
-           py::kw_only(), py::arg("device") = defaults.device, py::arg("batch") = defaults.batch,
+           py::kw_only(), py::arg("device") = py::str(defaults.device), py::arg("batch") = defaults.batch,
            py::arg("context") = defaults.context, py::arg("width") = defaults.width,
-           py::arg("hidden") = defaults.hidden, py::arg("dtype") = defaults.dtype,
+           py::arg("hidden") = defaults.hidden, py::arg("dtype") = py::str(defaults.dtype),
            py::arg("warmup") = defaults.warmup, py::arg("repeats") = defaults.repeats,
            py::arg("seed") = defaults.seed, py::arg("output") = py::none(),
            py::arg("backend_path") = py::none(),

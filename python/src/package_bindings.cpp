@@ -146,10 +146,8 @@ void register_quote(py::module_& m) {
           "quote",
           [](const PackageCalculator& calculator, py::handle gpu, py::handle days,
              py::handle lots, py::handle accepted_results) {
-            if (!py::isinstance<py::str>(gpu))
-              throw py::type_error("gpu: expected a str catalog key such as 'b200'");
             QuoteRequest request;
-            request.gpu = gpu.cast<std::string>();
+            request.gpu = text_keyword(gpu, "gpu");
             request.days = numeric_keyword_text(days, "days");
             request.lots = numeric_keyword_text(lots, "lots");
             if (!accepted_results.is_none())

@@ -110,12 +110,12 @@ void register_prediction(py::module_& m) {
 
   m.def(
       "predict_memory",
-      [](const MeasureRequest& request, const std::string& compute_capability) {
+      [](const MeasureRequest& request, py::handle compute_capability) {
         const PredictionTarget target = PredictionTarget::resolve(
-            request.device, compute_capability, request.backend_path);
+            request.device, text_keyword(compute_capability, "compute_capability"), request.backend_path);
         return MemoryPredictor::predict(request, target);
       },
-      py::arg("request"), py::arg("compute_capability") = "",
+      py::arg("request"), py::arg("compute_capability") = py::str(""),
       "MemoryPredictor::predict for request.device (the backend reports the GPU) or a "
       "compute capability ('9.0'); see iteragpu.predict().");
 }

@@ -14,18 +14,11 @@ std::string type_name(py::handle value) {
   return py::type::of(value).attr("__name__").cast<std::string>();
 }
 
-// A text keyword (gpu, work_unit, metric, sort): a str, never the str() of another object.
-std::string text_keyword(py::handle value, const char* keyword) {
-  if (!py::isinstance<py::str>(value))
-    throw py::type_error(std::string(keyword) + ": expected a str, got " + type_name(value));
-  return value.cast<std::string>();
-}
-
 // The day of the run: None (today, UTC, chosen by the core), "YYYY-MM-DD" as given, or a
 // datetime.date / datetime.datetime, whose calendar day is written out.
 std::string date_keyword(py::handle value) {
   if (value.is_none()) return "";
-  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::str>(value)) return text_keyword(value, "date");
   const py::object date_type = py::module_::import("datetime").attr("date");
   if (!py::isinstance(value, date_type))
     throw py::type_error("date: expected a str 'YYYY-MM-DD', a datetime.date or None, got " +
