@@ -6,6 +6,10 @@
 
 namespace iteragpu::cli {
 
+// A whole command line without the program name ("estimate", "--parameters", "7B", ...):
+// the exit code; reports on stdout, errors on stderr.
+int run_iteragpu(const std::vector<std::string>& args);
+
 int run_estimate(const std::vector<std::string>& args);
 int run_packages(const std::vector<std::string>& args);
 int run_environment(const std::vector<std::string>& args);

@@ -3,7 +3,7 @@
 // multi-device children's results, checkpoint headers) and checked against a shipped schema.
 // Nesting is bounded before parsing, so neither RapidJSON's parser nor anything that walks
 // the document afterwards (schema validation, Accept) can exhaust the stack; the parse itself
-// is RapidJSON's iterative one.
+// is RapidJSON's iterative one, and strings must be valid UTF-8.
 
 #include <rapidjson/document.h>
 

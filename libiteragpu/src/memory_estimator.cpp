@@ -4,32 +4,11 @@
 
 #include "exact_arithmetic.hpp"
 #include "json_output.hpp"
+#include "memory_amount.hpp"
 #include "quantity_parser.hpp"
 
 namespace iteragpu {
 namespace {
-
-constexpr unsigned kGibPowerOfTwo = 30;  // 1 GiB = 2^30 bytes
-constexpr unsigned kGbPowerOfTen = 9;    // 1 GB = 10^9 bytes
-
-MemoryAmount amount_from_bytes(const Decimal& bytes) {
-  return {exact::to_exact(bytes), exact::to_exact(exact::divide_by_power_of_two(bytes, kGibPowerOfTwo)),
-          exact::to_exact(exact::divide_by_power_of_ten(bytes, kGbPowerOfTen))};
-}
-
-void write_amount(JsonWriter& json, const char* name, const MemoryAmount& amount) {
-  json.key(name).begin_object();
-  json.key("bytes").value(amount.bytes);
-  json.key("gib").value(amount.gib);
-  json.key("gb").value(amount.gb);
-  json.end_object();
-}
-
-// "14,000,000,000 bytes = 13.04 GiB = 14.00 GB" with the exact values kept in JSON.
-std::string describe(const MemoryAmount& amount) {
-  return amount.bytes.grouped(amount.bytes.is_integer() ? 0 : 1) + " bytes = " +
-         amount.gib.grouped(2) + " GiB = " + amount.gb.grouped(2) + " GB";
-}
 
 const char* kRounding =
     "bytes = ceil(parameters x bits / 8): the total bits are rounded up to whole bytes once";
@@ -48,12 +27,10 @@ const std::vector<std::string>& MemoryEstimate::not_included() {
 MemoryEstimate MemoryEstimator::estimate(const EstimateRequest& request) const {
   const BigInt parameters = parse_parameter_count(request.parameters, "parameters");
   const BigInt bits = parse_positive_integer(request.bits, "bits", "16");
-  const Decimal reserve_gib = parse_decimal(request.reserve_gib, "reserve-gib", false);
 
   const BigInt total_bits = parameters * bits;
   const Decimal weight_bytes = exact::from_integer(exact::ceil_divide(total_bits, 8));
-  // GiB → bytes: × 2^30; exact for any finite decimal reserve.
-  const Decimal reserve_bytes = exact::multiply(reserve_gib, BigInt(1) << kGibPowerOfTwo);
+  const Decimal reserve_bytes = reserve_bytes_from_gib(request.reserve_gib);
 
   MemoryEstimate result;
   result.parameters = exact::to_exact(parameters);
@@ -91,11 +68,11 @@ std::string MemoryEstimate::to_text() const {
   std::ostringstream out;
   out << "Weight memory estimate\n"
       << "  parameters       " << parameters.grouped(0) << " x " << bits.str() << " bits\n"
-      << "  weights          " << describe(weights) << "\n"
+      << "  weights          " << describe_amount(weights) << "\n"
       << "  exact            " << weights.bytes.str() << " bytes = " << weights.gib.str()
       << " GiB = " << weights.gb.str() << " GB\n"
-      << "  reserve          " << describe(reserve) << " (assumption you chose, not measured)\n"
-      << "  total            " << describe(total) << "\n"
+      << "  reserve          " << describe_amount(reserve) << " (assumption you chose, not measured)\n"
+      << "  total            " << describe_amount(total) << "\n"
       << "  exact total      " << total.gib.str() << " GiB\n\n"
       << "Rounding: " << kRounding << ".\n"
       << "Figures are rounded to 2 decimals except the exact lines; --format json carries\n"
