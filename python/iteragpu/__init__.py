@@ -5,6 +5,7 @@ The same core C++ library as the ``iteragpu`` command, through a private extensi
 
     import iteragpu
     iteragpu.estimate(parameters=7_000_000_000, bits=16, reserve_gib=4)  # no GPU needed
+    iteragpu.estimate(checkpoint="model.safetensors.index.json")           # headers only
     iteragpu.environment(device="cuda:0")                                # a diagnostic
     iteragpu.predict(compute_capability="9.0", width=1024)                 # no GPU touched
     iteragpu.measure(device="cuda:0", output="mesures.json")              # one GPU, child process
@@ -19,8 +20,8 @@ Errors: bad input raises ``UsageError`` (a ``ValueError``); a wrong type ``TypeE
 The library's own errors derive from ``iteragpu.Error``:
 
 - ``UsageError`` (also ``ValueError``): a malformed keyword value; ``.field`` names it.
-- ``DataFileError`` (also ``ValueError``): a missing or malformed catalog or results
-  table (``file:line: reason``).
+- ``DataFileError`` (also ``ValueError``): a missing or malformed catalog, results
+  table or checkpoint (``file:line: reason``, ``file: reason``).
 - ``ResourceUnavailable``: something the request needs is not there; subclasses
   ``BackendUnavailable`` (no LibTorch backend), ``DeviceUnavailable`` (no GPU runtime or
   no such device) and ``OutputExists`` (also ``FileExistsError``: results are never
@@ -38,6 +39,10 @@ from ._iteragpu import (
     BackendUnavailable,
     Catalog,
     CatalogEntry,
+    CheckpointDtypeTotal,
+    CheckpointEstimate,
+    CheckpointShard,
+    CheckpointTensor,
     DataFileError,
     DeviceUnavailable,
     Environment,
@@ -79,17 +84,45 @@ from ._iteragpu import report_results as _report_results
 from ._measure import PhaseMeasurer, measure
 
 
-def estimate(parameters, bits, **options):
-    """Weight memory from a parameter count and a bit width, exactly (no GPU needed).
+def _usage_error(keyword, reason):
+    error = UsageError(f"{keyword}: {reason}")
+    error.field = keyword
+    return error
+
+
+def estimate(parameters=None, bits=None, *, checkpoint=None, by_tensor=False, **options):
+    """Weight memory, exactly (no GPU needed): from a parameter count and a bit width, or from
+    the safetensors checkpoint you have (its headers only; no tensor data is read).
 
     Args:
         parameters: a positive whole count (int, or str with a K/M/B/T shorthand: "7B").
         bits: storage bits per parameter (16, 4).
+        checkpoint: keyword, instead of parameters and bits; a .safetensors file, a sharded
+            checkpoint's *.safetensors.index.json, or a folder holding one (str or PathLike).
+        by_tensor: keyword, with checkpoint; keep every tensor in ``tensors``.
         reserve_gib: keyword; a reserve to add, in GiB (default 0). Your assumption.
 
     Returns:
-        MemoryEstimate
+        MemoryEstimate, or CheckpointEstimate with checkpoint.
+
+    Raises:
+        UsageError: checkpoint together with parameters or bits, by_tensor without checkpoint,
+            or a malformed value.
+        DataFileError: a checkpoint file that is missing, not a regular file or not valid
+            ("PATH: reason").
     """
+    if checkpoint is not None:
+        if parameters is not None or bits is not None:
+            raise _usage_error(
+                "checkpoint",
+                "cannot be combined with parameters or bits: the checkpoint's headers give every "
+                "tensor's dtype and shape",
+            )
+        return MemoryEstimator().estimate_checkpoint(checkpoint, by_tensor=by_tensor, **options)
+    if by_tensor:
+        raise _usage_error("by_tensor", "lists the tensors of a checkpoint; pass checkpoint=PATH")
+    if parameters is None and bits is None:
+        raise TypeError("estimate() needs parameters and bits, or checkpoint")
     return MemoryEstimator().estimate(parameters, bits, **options)
 
 
@@ -204,6 +237,10 @@ __all__ = [
     "BackendUnavailable",
     "Catalog",
     "CatalogEntry",
+    "CheckpointDtypeTotal",
+    "CheckpointEstimate",
+    "CheckpointShard",
+    "CheckpointTensor",
     "DataFileError",
     "DeviceUnavailable",
     "Environment",

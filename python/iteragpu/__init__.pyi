@@ -2,12 +2,16 @@
 # (_iteragpu.pyi); the functions below are the package's own (__init__.py, _measure.py).
 
 import datetime
-from typing import Literal, Optional, Union
+from typing import Literal, Optional, Union, overload
 
 from ._iteragpu import AllocatorCounters as AllocatorCounters
 from ._iteragpu import BackendUnavailable as BackendUnavailable
 from ._iteragpu import Catalog as Catalog
 from ._iteragpu import CatalogEntry as CatalogEntry
+from ._iteragpu import CheckpointDtypeTotal as CheckpointDtypeTotal
+from ._iteragpu import CheckpointEstimate as CheckpointEstimate
+from ._iteragpu import CheckpointShard as CheckpointShard
+from ._iteragpu import CheckpointTensor as CheckpointTensor
 from ._iteragpu import DataFileError as DataFileError
 from ._iteragpu import DeviceUnavailable as DeviceUnavailable
 from ._iteragpu import Environment as Environment
@@ -47,7 +51,11 @@ from ._iteragpu import build_description as build_description
 
 Progress = Union[None, Literal[False], ProgressCallback]
 
+@overload
 def estimate(parameters: Number, bits: Number, *, reserve_gib: Number = ...) -> MemoryEstimate: ...
+@overload
+def estimate(*, checkpoint: PathArg, reserve_gib: Number = ...,
+             by_tensor: bool = ...) -> CheckpointEstimate: ...
 def environment(*, device: str = ..., output: Optional[PathArg] = ...,
                 backend_path: Optional[PathArg] = ...) -> EnvironmentReport: ...
 def quote(gpu: str, days: Number, *, catalog: Union[None, PathArg, Catalog] = ...,

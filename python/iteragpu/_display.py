@@ -1,6 +1,6 @@
-"""Jupyter views: HTML for estimates, quotes, results reports, environment reports and
-measurements, a plot
-of a measurement's phases, and a dependency-free progress line.
+"""Jupyter views: HTML for estimates (parameter counts and checkpoints), quotes, results
+reports, environment reports and measurements, a plot of a measurement's phases, and a
+dependency-free progress line.
 
 Presentation only: every figure comes from the result's attributes (the core's values);
 matplotlib is imported when a plot is asked for, never at ``import iteragpu``.
@@ -77,6 +77,61 @@ def estimate_html(estimate):
         summary + _table(["", "bytes", "GiB (exact)", "GB (exact)"], rows),
         notes,
     )
+
+
+_TENSOR_ROWS_SHOWN = 500
+
+
+def checkpoint_estimate_html(estimate):
+    rows = [
+        [
+            _escape(d.dtype),
+            str(d.bits_per_element),
+            f"{d.tensors:,}",
+            f"{d.parameters:,}",
+            f"{d.memory.bytes:,}",
+            _escape(d.memory.gib),
+            _escape(d.memory.gb),
+        ]
+        for d in estimate.dtypes
+    ]
+    for name, amount in (
+        ("weights", estimate.weights),
+        ("reserve (your assumption)", estimate.reserve),
+        ("total", estimate.total),
+    ):
+        rows.append([f"<strong>{_escape(name)}</strong>", "", "", "", f"{amount.bytes:,}",
+                     _escape(amount.gib), _escape(amount.gb)])
+    layout = f"sharded, {len(estimate.shards)} shards" if estimate.sharded else "one file"
+    summary = (
+        f"<p><code>{_escape(estimate.resolved)}</code> ({_escape(layout)}): "
+        f"{estimate.tensor_count:,} tensors, {estimate.parameters:,} parameters. "
+        f"Total &asymp; <strong>{_rounded(estimate.total.gib)} GiB</strong> "
+        f"({_rounded(estimate.total.gb)} GB).</p>"
+    )
+    content = summary + _table(["dtype", "bits", "tensors", "parameters", "bytes", "GiB (exact)", "GB (exact)"], rows)
+    if estimate.by_tensor:
+        tensors = estimate.tensors
+        shown = tensors[:_TENSOR_ROWS_SHOWN]
+        tensor_rows = [
+            [f"<code>{_escape(t.name)}</code>", _escape(t.dtype), _escape(list(t.shape)), f"{t.bytes:,}",
+             _escape(t.shard)]
+            for t in shown
+        ]
+        more = (
+            f"<p><small>The first {len(shown):,} of {len(tensors):,} tensors; all are in "
+            f"<code>.tensors</code>.</small></p>"
+            if len(shown) < len(tensors)
+            else ""
+        )
+        content += _table(["tensor", "dtype", "shape", "bytes", "shard"], tensor_rows) + more
+    # The core's notes (what the bytes are, loading, reserve, fit, the index's total_size).
+    core_notes = estimate.to_dict()["notes"]
+    notes = core_notes[:2] + [
+        "GiB = 2^30 bytes, GB = 10^9 bytes; the table shows exact values.",
+        "Not included: " + ", ".join(estimate.not_included) + ".",
+    ] + core_notes[2:]
+    return _section("Weight memory of a safetensors checkpoint", content, notes)
 
 
 def quote_html(quote):

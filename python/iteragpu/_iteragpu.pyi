@@ -57,9 +57,55 @@ class MemoryEstimate(_Report):
     not_included: ClassVar[List[str]]
     def _repr_html_(self) -> str: ...
 
+class CheckpointTensor:
+    name: str
+    dtype: str
+    @property
+    def shape(self) -> Tuple[int, ...]: ...
+    parameters: int
+    bytes: int
+    shard: str
+    offset: int
+
+class CheckpointDtypeTotal:
+    dtype: str
+    bits_per_element: int
+    tensors: int
+    @property
+    def parameters(self) -> int: ...
+    memory: MemoryAmount
+
+class CheckpointShard:
+    name: str
+    path: str
+    file_bytes: int
+    header_bytes: int
+    data_bytes: int
+    tensors: int
+
+class CheckpointEstimate(_Report):
+    checkpoint: str
+    resolved: str
+    sharded: bool
+    index_total_size: Optional[int]
+    shards: List[CheckpointShard]
+    dtypes: List[CheckpointDtypeTotal]
+    tensor_count: int
+    @property
+    def parameters(self) -> int: ...
+    weights: MemoryAmount
+    reserve: MemoryAmount
+    total: MemoryAmount
+    by_tensor: bool
+    tensors: List[CheckpointTensor]
+    not_included: ClassVar[List[str]]
+    def _repr_html_(self) -> str: ...
+
 class MemoryEstimator:
     def __init__(self) -> None: ...
     def estimate(self, parameters: Number, bits: Number, reserve_gib: Number = ...) -> MemoryEstimate: ...
+    def estimate_checkpoint(self, checkpoint: PathArg, reserve_gib: Number = ...,
+                            by_tensor: bool = ...) -> CheckpointEstimate: ...
 
 # Packages (python/src/package_bindings.cpp).
 class CatalogEntry:
