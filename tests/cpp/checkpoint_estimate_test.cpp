@@ -10,7 +10,7 @@
 #include "iteragpu/error.hpp"
 #include "iteragpu/memory_estimator.hpp"
 #include "process_runner.hpp"
-#include "safetensors_header.hpp"
+#include "estimate/safetensors_header.hpp"
 #include "safetensors_writer.hpp"
 
 namespace iteragpu {

@@ -4,7 +4,7 @@
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/memory_estimator.hpp"
-#include "quantity_parser.hpp"
+#include "mechanics/quantity_parser.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "iteragpu/error.hpp"
-#include "safetensors_header.hpp"
+#include "estimate/safetensors_header.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -1,0 +1,263 @@
+#include "iteragpu/environment.hpp"
+
+#include <cstdio>
+
+#include "mechanics/atomic_output_file.hpp"
+#include "environment/environment_json.hpp"
+#include "iteragpu/error.hpp"
+#include "iteragpu/version.hpp"
+#include "mechanics/quantity_parser.hpp"
+#include "environment/system_info.hpp"
+
+namespace iteragpu {
+namespace {
+
+// c10::DeviceIndex is an 8-bit signed integer in LibTorch 2.x.
+constexpr int kMaxDeviceIndex = 127;
+
+std::vector<std::string> environment_notes() {
+  return {
+      "cuda_build_version is the CUDA runtime version LibTorch was built with, not the NVIDIA "
+      "driver version; nvidia_kernel_driver, when present, is the kernel driver's own version "
+      "and names the file it was read from.",
+      "ROCm builds of LibTorch reuse the cuda:N device names; a GPU listed under a ROCm build "
+      "does not prove that a given AMD installation works.",
+      "The GPU list and the free/total memory are what the GPU runtime reported to this "
+      "process when the report was made; other processes may use the same GPUs.",
+      "No environment variable values, host names or user names are collected; paths under "
+      "the user's home directory are written with ~.",
+  };
+}
+
+std::string compute_capability(const GpuDevice& gpu) {
+  return std::to_string(gpu.compute_capability_major) + "." +
+         std::to_string(gpu.compute_capability_minor);
+}
+
+std::string gib(std::uint64_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+std::string or_none(const std::optional<std::string>& text, const char* none) {
+  return text ? *text : std::string(none);
+}
+
+}  // namespace
+
+int parse_device_index(const std::string& device, const std::string& field) {
+  const std::string accepted = "expected cuda:N with N a GPU index from 0 to " +
+                               std::to_string(kMaxDeviceIndex) + ", such as cuda:0";
+  if (device == "cpu")
+    throw UsageError(field, "'cpu' is not accepted: only GPUs are measured; " + accepted);
+  if (device == "cuda")
+    throw UsageError(field, "'cuda' names no device; write the index explicitly, " + accepted);
+  const std::string prefix = "cuda:";
+  const std::string digits = device.compare(0, prefix.size(), prefix) == 0 ? device.substr(prefix.size()) : "";
+  const bool well_formed = !digits.empty() && digits.size() <= 3 &&
+                           digits.find_first_not_of("0123456789") == std::string::npos &&
+                           (digits.size() == 1 || digits[0] != '0');
+  if (!well_formed || std::stoi(digits) > kMaxDeviceIndex)
+    throw UsageError(field, quoted_for_message(device) + " is not a device; " + accepted);
+  return std::stoi(digits);
+}
+
+Environment::Environment() = default;
+Environment::Environment(std::shared_ptr<Backend> backend) : backend_(std::move(backend)) {}
+
+namespace {
+
+// Everything but the stack: facts of this library and of the operating system.
+EnvironmentReport system_report(const std::string& device, int device_index) {
+  EnvironmentReport report;
+  report.selected_device = device;
+  report.selected_index = device_index;
+  report.iteragpu_version = version();
+  report.iteragpu_build = build_description();
+  const SystemInfo system = collect_system_info();
+  report.os_name = system.os_name;
+  report.os_distribution = system.os_distribution;
+  report.kernel_release = system.kernel_release;
+  report.architecture = system.architecture;
+  report.libc = system.libc;
+  report.nvidia_driver_version = system.nvidia_driver_version;
+  report.nvidia_driver_source = system.nvidia_driver_source;
+  return report;
+}
+
+// Adds what the backend (the caller's, or the plugin loaded now) knows of the stack.
+void add_stack(EnvironmentReport& report, std::shared_ptr<Backend> backend,
+               const std::string& backend_path) {
+  if (!backend) {
+    const BackendLoadResult& loaded = load_torch_backend(backend_path);
+    report.backend_path = without_home_directory(loaded.path);
+    if (!loaded.backend) {
+      report.backend_error = without_home_directory(loaded.error);
+      return;
+    }
+    backend = loaded.backend;
+  }
+  report.backend_available = true;
+  StackReport stack;
+  const BackendStatus status = backend->describe(report.selected_index, stack);
+  if (!status.ok()) {
+    report.backend_error = "the LibTorch backend could not describe the stack: " + status.message;
+    return;
+  }
+  for (const auto& gpu : stack.gpus)
+    if (stack.gpu_runtime_available && gpu.index == report.selected_index) report.selected_present = true;
+  if (!report.selected_present) {  // free/total belong to the selected device only
+    stack.selected_free_bytes.reset();
+    stack.selected_total_bytes.reset();
+  }
+  report.stack = std::move(stack);
+}
+
+}  // namespace
+
+EnvironmentReport Environment::collect(const EnvironmentRequest& request) const {
+  const int device_index = parse_device_index(request.device, "device");
+  if (!request.output.empty()) ensure_output_absent(request.output, "output");
+  EnvironmentReport report = system_report(request.device, device_index);
+  add_stack(report, backend_, request.backend_path);
+  if (!request.output.empty()) publish_exclusively(request.output, report.to_json());
+  return report;
+}
+
+void write_environment_members(JsonWriter& json, const EnvironmentReport& report) {
+  json.key("iteragpu").begin_object()
+      .key("version").value(report.iteragpu_version)
+      .key("build").value(report.iteragpu_build)
+      .end_object();
+  json.key("system").begin_object()
+      .key("os_name").value(report.os_name)
+      .key("os_distribution").value(report.os_distribution)
+      .key("kernel_release").value(report.kernel_release)
+      .key("architecture").value(report.architecture)
+      .key("libc").value(report.libc)
+      .key("nvidia_kernel_driver").begin_object()
+      .key("version").value(report.nvidia_driver_version)
+      .key("source");
+  if (report.nvidia_driver_version) {
+    json.value(report.nvidia_driver_source);
+  } else {
+    json.null();
+  }
+  json.end_object().end_object();
+
+  json.key("backend").begin_object()
+      .key("available").value(report.backend_available)
+      .key("plugin_path");
+  if (report.backend_path.empty()) {
+    json.null();
+  } else {
+    json.value(report.backend_path);
+  }
+  json.key("error");
+  if (report.backend_error.empty()) {
+    json.null();
+  } else {
+    json.value(report.backend_error);
+  }
+  json.end_object();
+
+  json.key("libtorch");
+  if (!report.stack) {
+    json.null();
+  } else {
+    const StackReport& stack = *report.stack;
+    json.begin_object()
+        .key("version").value(stack.torch_version)
+        .key("cuda_build_version").value(stack.cuda_build_version)
+        .key("hip_build_version").value(stack.hip_build_version)
+        .key("cudnn_version").value(stack.cudnn_version)
+        .key("gpu_runtime_available").value(stack.gpu_runtime_available)
+        .end_object();
+  }
+  // null: unknown (no backend); []: the runtime sees no GPU.
+  json.key("gpus");
+  if (!report.stack) {
+    json.null();
+  } else {
+    json.begin_array();
+    for (const auto& gpu : report.stack->gpus) {
+      json.begin_object()
+          .key("index").value(gpu.index)
+          .key("device").value("cuda:" + std::to_string(gpu.index))
+          .key("name").value(gpu.name)
+          .key("compute_capability").value(compute_capability(gpu))
+          .key("total_memory_bytes").value(gpu.total_memory_bytes)
+          .key("multiprocessors").value(gpu.multiprocessors)
+          .end_object();
+    }
+    json.end_array();
+  }
+  const bool have_stack = report.stack.has_value();
+  json.key("selected_device").begin_object()
+      .key("device").value(report.selected_device)
+      .key("index").value(report.selected_index)
+      .key("present").value(report.selected_present)
+      .key("runtime_free_bytes").value(have_stack ? report.stack->selected_free_bytes : std::nullopt)
+      .key("runtime_total_bytes").value(have_stack ? report.stack->selected_total_bytes : std::nullopt)
+      .end_object();
+  json.key("notes").value(environment_notes());
+}
+
+std::string EnvironmentReport::to_json() const {
+  JsonWriter json(kEnvironmentSchema, kEnvironmentSchemaVersion);
+  write_environment_members(json, *this);
+  return json.finish();
+}
+
+std::string EnvironmentReport::to_text() const {
+  std::string text = "iteragpu " + iteragpu_version + " (" + iteragpu_build + ")\n";
+  text += "System: " + os_name + " " + kernel_release + " " + architecture +
+          (os_distribution ? ", " + *os_distribution : "") + ", " + libc + "\n";
+  text += "NVIDIA kernel driver: " +
+          (nvidia_driver_version ? *nvidia_driver_version + " (read from " + nvidia_driver_source + ")"
+                                 : std::string("not exposed by this system")) + "\n";
+  if (!backend_available) {
+    text += "LibTorch backend: not available: " + backend_error + "\n";
+  } else {
+    text += "LibTorch backend: " + (backend_path.empty() ? std::string("supplied by the caller") : backend_path) + "\n";
+  }
+  if (!stack) {
+    if (backend_available) text += "LibTorch stack: unknown: " + backend_error + "\n";
+    text += "GPUs: unknown (no LibTorch backend)\n";
+  } else {
+    text += "LibTorch: " + stack->torch_version + "\n";
+    text += "  CUDA runtime LibTorch was built with (not the driver): " +
+            or_none(stack->cuda_build_version, "none") + "\n";
+    text += "  HIP version LibTorch was built with: " + or_none(stack->hip_build_version, "none") + "\n";
+    text += "  cuDNN: " + or_none(stack->cudnn_version, "none") + "\n";
+    text += std::string("GPU runtime available: ") + (stack->gpu_runtime_available ? "yes" : "no") + "\n";
+    if (stack->gpus.empty()) {
+      text += "GPUs: none visible (no GPU available)\n";
+    } else {
+      text += "GPUs (" + std::to_string(stack->gpus.size()) + " visible):\n";
+      for (const auto& gpu : stack->gpus)
+        text += "  cuda:" + std::to_string(gpu.index) + "  " + gpu.name + ", compute capability " +
+                compute_capability(gpu) + ", " + std::to_string(gpu.total_memory_bytes) + " bytes (" +
+                gib(gpu.total_memory_bytes) + "), " + std::to_string(gpu.multiprocessors) +
+                " multiprocessors\n";
+    }
+  }
+  text += "Selected device " + selected_device + ": ";
+  if (!stack) {
+    text += "unknown\n";
+  } else if (!selected_present) {
+    text += stack->gpus.empty() ? "not present (no GPU available)\n" : "not present among the visible GPUs\n";
+  } else if (stack->selected_free_bytes && stack->selected_total_bytes) {
+    text += "the runtime reports " + std::to_string(*stack->selected_free_bytes) + " bytes free (" +
+            gib(*stack->selected_free_bytes) + ") of " + std::to_string(*stack->selected_total_bytes) +
+            " bytes (" + gib(*stack->selected_total_bytes) + ")\n";
+  } else {
+    text += "present; free/total memory not reported\n";
+  }
+  text += "Notes:\n";
+  for (const auto& note : environment_notes()) text += "  - " + note + "\n";
+  return text;
+}
+
+}  // namespace iteragpu

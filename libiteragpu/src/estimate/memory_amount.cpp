@@ -1,0 +1,30 @@
+#include "estimate/memory_amount.hpp"
+
+#include "mechanics/quantity_parser.hpp"
+
+namespace iteragpu {
+
+MemoryAmount amount_from_bytes(const Decimal& bytes) {
+  return {exact::to_exact(bytes), exact::to_exact(exact::divide_by_power_of_two(bytes, kGibPowerOfTwo)),
+          exact::to_exact(exact::divide_by_power_of_ten(bytes, kGbPowerOfTen))};
+}
+
+Decimal reserve_bytes_from_gib(const std::string& reserve_gib) {
+  // GiB → bytes: × 2^30; exact for any finite decimal reserve.
+  return exact::multiply(parse_decimal(reserve_gib, "reserve-gib", false), BigInt(1) << kGibPowerOfTwo);
+}
+
+void write_amount(JsonWriter& json, const char* name, const MemoryAmount& amount) {
+  json.key(name).begin_object();
+  json.key("bytes").value(amount.bytes);
+  json.key("gib").value(amount.gib);
+  json.key("gb").value(amount.gb);
+  json.end_object();
+}
+
+std::string describe_amount(const MemoryAmount& amount) {
+  return amount.bytes.grouped(amount.bytes.is_integer() ? 0 : 1) + " bytes = " +
+         amount.gib.grouped(2) + " GiB = " + amount.gb.grouped(2) + " GB";
+}
+
+}  // namespace iteragpu

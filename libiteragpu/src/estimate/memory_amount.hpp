@@ -1,0 +1,24 @@
+#pragma once
+// A byte count as the estimates report it: exact bytes, GiB and GB (MemoryAmount), in JSON
+// and in a text line. Shared by the parameter-count and the checkpoint estimates.
+
+#include <string>
+
+#include "mechanics/exact_arithmetic.hpp"
+#include "iteragpu/memory_estimator.hpp"
+#include "mechanics/json_output.hpp"
+
+namespace iteragpu {
+
+inline constexpr unsigned kGibPowerOfTwo = 30;  // 1 GiB = 2^30 bytes
+inline constexpr unsigned kGbPowerOfTen = 9;    // 1 GB = 10^9 bytes
+
+MemoryAmount amount_from_bytes(const Decimal& bytes);
+// A reserve given in GiB (parsed with parse_decimal, field "reserve-gib"), in bytes.
+Decimal reserve_bytes_from_gib(const std::string& reserve_gib);
+// "name": {"bytes": ..., "gib": ..., "gb": ...}, exact values as strings.
+void write_amount(JsonWriter& json, const char* name, const MemoryAmount& amount);
+// "14,000,000,000 bytes = 13.04 GiB = 14.00 GB" (rounded; the JSON keeps every digit).
+std::string describe_amount(const MemoryAmount& amount);
+
+}  // namespace iteragpu

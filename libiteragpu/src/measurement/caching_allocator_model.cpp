@@ -1,0 +1,99 @@
+#include "measurement/caching_allocator_model.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <stdexcept>
+
+namespace iteragpu {
+
+std::uint64_t CachingAllocatorModel::rounded_size(std::uint64_t requested_bytes) {
+  if (requested_bytes < kMinBlockSize) return kMinBlockSize;
+  return (requested_bytes + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize;
+}
+
+std::uint64_t CachingAllocatorModel::segment_size(std::uint64_t rounded_bytes) {
+  if (rounded_bytes <= kSmallSize) return kSmallBuffer;
+  if (rounded_bytes < kMinLargeAlloc) return kLargeBuffer;
+  return (rounded_bytes + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
+}
+
+CachingAllocatorModel::BlockId CachingAllocatorModel::allocate(std::uint64_t requested_bytes) {
+  const std::uint64_t size = rounded_size(requested_bytes);
+  const bool small_pool = size <= kSmallSize;
+  std::set<FreeKey>& pool = free_blocks(small_pool);
+
+  std::uint64_t address = 0;
+  auto fit = pool.lower_bound({size, 0});
+  if (fit != pool.end()) {
+    address = fit->second;
+    pool.erase(fit);
+  } else {
+    // cudaMalloc of a new segment; it counts as reserved at once.
+    const std::uint64_t segment_bytes = segment_size(size);
+    address = next_segment_address_;
+    next_segment_address_ += segment_bytes;
+    blocks_[address] = Block{address, segment_bytes, segments_++, small_pool, false};
+    add_reserved(segment_bytes);
+  }
+
+  Block& block = blocks_.at(address);
+  const std::uint64_t remaining = block.size - size;
+  const bool split = small_pool ? remaining >= kMinBlockSize : remaining > kSmallSize;
+  if (split) {
+    const Block rest{address + size, remaining, block.segment, small_pool, false};
+    blocks_[rest.address] = rest;
+    pool.insert({rest.size, rest.address});
+    block.size = size;
+  }
+  block.allocated = true;
+  add_allocated(block.size);  // the whole block, split or not, as PyTorch counts it
+  return address;
+}
+
+void CachingAllocatorModel::free(BlockId id) {
+  auto it = blocks_.find(id);
+  if (it == blocks_.end() || !it->second.allocated)
+    throw std::logic_error("caching allocator model: free of a block that is not allocated");
+  Block& block = it->second;
+  block.allocated = false;
+  counters_.allocated_bytes -= block.size;
+  std::set<FreeKey>& pool = free_blocks(block.small_pool);
+
+  // Merge with the next block, then the previous one, when free and in the same segment.
+  auto next = std::next(it);
+  if (next != blocks_.end() && !next->second.allocated && next->second.segment == block.segment) {
+    pool.erase({next->second.size, next->second.address});
+    block.size += next->second.size;
+    blocks_.erase(next);
+  }
+  if (it != blocks_.begin()) {
+    auto previous = std::prev(it);
+    if (!previous->second.allocated && previous->second.segment == block.segment) {
+      pool.erase({previous->second.size, previous->second.address});
+      previous->second.size += block.size;
+      blocks_.erase(it);
+      pool.insert({previous->second.size, previous->second.address});
+      return;
+    }
+  }
+  pool.insert({block.size, block.address});
+}
+
+void CachingAllocatorModel::reset_peaks() {
+  counters_.peak_allocated_bytes = counters_.allocated_bytes;
+  counters_.peak_reserved_bytes = counters_.reserved_bytes;
+}
+
+AllocatorCounters CachingAllocatorModel::counters() const { return counters_; }
+
+void CachingAllocatorModel::add_allocated(std::uint64_t bytes) {
+  counters_.allocated_bytes += bytes;
+  counters_.peak_allocated_bytes = std::max(counters_.peak_allocated_bytes, counters_.allocated_bytes);
+}
+
+void CachingAllocatorModel::add_reserved(std::uint64_t bytes) {
+  counters_.reserved_bytes += bytes;
+  counters_.peak_reserved_bytes = std::max(counters_.peak_reserved_bytes, counters_.reserved_bytes);
+}
+
+}  // namespace iteragpu

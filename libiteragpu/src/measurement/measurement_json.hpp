@@ -1,0 +1,65 @@
+#pragma once
+// JSON pieces shared by a measurement file, a multi-device summary and a prediction.
+
+#include "iteragpu/phase_measurer.hpp"
+#include "mechanics/json_output.hpp"
+
+namespace iteragpu {
+
+// Writes `"configuration": {<device_key>: request.device (null when empty), batch, ..., seed}`.
+inline void write_measure_configuration(JsonWriter& json, const char* device_key,
+                                        const MeasureRequest& request, const SyntheticModel& model) {
+  json.key("configuration").begin_object()
+      .key(device_key);
+  if (request.device.empty()) {
+    json.null();
+  } else {
+    json.value(request.device);
+  }
+  json
+      .key("batch").value(model.batch)
+      .key("context").value(model.context)
+      .key("width").value(model.width)
+      .key("hidden").value(model.hidden)
+      .key("dtype").value(model.dtype)
+      .key("warmup").value(request.warmup)
+      .key("repeats").value(request.repeats)
+      .key("seed").value(request.seed)
+      .end_object();
+}
+
+// Writes the four counter members of a phase row: allocated_bytes and reserved_bytes
+// {baseline, end}, peak_allocated_bytes, peak_reserved_bytes.
+inline void write_phase_counters(JsonWriter& json, const AllocatorCounters& baseline,
+                                 const AllocatorCounters& end) {
+  json.key("allocated_bytes").begin_object()
+      .key("baseline").value(baseline.allocated_bytes).key("end").value(end.allocated_bytes)
+      .end_object();
+  json.key("reserved_bytes").begin_object()
+      .key("baseline").value(baseline.reserved_bytes).key("end").value(end.reserved_bytes)
+      .end_object();
+  json.key("peak_allocated_bytes").value(end.peak_allocated_bytes)
+      .key("peak_reserved_bytes").value(end.peak_reserved_bytes);
+}
+
+// The same members, measured − predicted (signed).
+inline void write_phase_counter_differences(JsonWriter& json, const AllocatorCounters& baseline,
+                                            const AllocatorCounters& end,
+                                            const AllocatorCounters& predicted_baseline,
+                                            const AllocatorCounters& predicted_end) {
+  auto difference = [](std::uint64_t measured, std::uint64_t predicted) {
+    return static_cast<std::int64_t>(measured) - static_cast<std::int64_t>(predicted);
+  };
+  json.key("allocated_bytes").begin_object()
+      .key("baseline").value(difference(baseline.allocated_bytes, predicted_baseline.allocated_bytes))
+      .key("end").value(difference(end.allocated_bytes, predicted_end.allocated_bytes))
+      .end_object();
+  json.key("reserved_bytes").begin_object()
+      .key("baseline").value(difference(baseline.reserved_bytes, predicted_baseline.reserved_bytes))
+      .key("end").value(difference(end.reserved_bytes, predicted_end.reserved_bytes))
+      .end_object();
+  json.key("peak_allocated_bytes").value(difference(end.peak_allocated_bytes, predicted_end.peak_allocated_bytes))
+      .key("peak_reserved_bytes").value(difference(end.peak_reserved_bytes, predicted_end.peak_reserved_bytes));
+}
+
+}  // namespace iteragpu

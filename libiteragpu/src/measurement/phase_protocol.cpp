@@ -1,0 +1,148 @@
+#include "measurement/phase_protocol.hpp"
+
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "iteragpu/error.hpp"
+
+namespace iteragpu {
+namespace {
+
+std::string configuration_text(const MeasureRequest& request, const SyntheticModel& model) {
+  return request.device + ", batch " + std::to_string(model.batch) + ", context " +
+         std::to_string(model.context) + ", width " + std::to_string(model.width) + ", hidden " +
+         std::to_string(model.hidden) + ", dtype " + model.dtype + ", warmup " +
+         std::to_string(request.warmup) + ", repeats " + std::to_string(request.repeats);
+}
+
+// One phase: the order of calls is the protocol of SPEC §3 (see Backend). Nothing in the
+// timed region allocates or formats; failures leave it by exception.
+class PhaseProtocol {
+ public:
+  PhaseProtocol(Backend& backend, const MeasureRequest& request, const SyntheticModel& model)
+      : backend_(backend), request_(request), model_(model) {}
+
+  template <typename Work>
+  PhaseRow run(const char* phase, int repeat, int forwards, Work&& work) {
+    using Clock = std::chrono::steady_clock;
+    PhaseRow row;
+    row.phase = phase;
+    row.repeat = repeat;
+    row.forwards = forwards;
+    check(backend_.synchronize(), phase);
+    check(backend_.read_counters(row.baseline), phase);
+    check(backend_.reset_peaks(), phase);
+    check(backend_.start_gpu_timer(), phase);
+    const Clock::time_point start = Clock::now();
+    check(work(), phase);
+    check(backend_.stop_gpu_timer(), phase);
+    check(backend_.synchronize(), phase);
+    const Clock::time_point stop = Clock::now();
+    check(backend_.read_counters(row.end), phase);
+    double gpu_seconds = 0;
+    const BackendStatus timer = backend_.gpu_timer_seconds(gpu_seconds);
+    if (timer.ok()) {
+      row.gpu_event_seconds = gpu_seconds;
+    } else if (timer.code != BackendStatus::Code::kUnsupported) {  // unsupported: no figure
+      check(timer, phase);
+    }
+    row.host_seconds = std::chrono::duration<double>(stop - start).count();
+    return row;
+  }
+
+  void check(const BackendStatus& status, const char* phase) const {
+    if (!status.ok()) fail(status, phase);
+  }
+
+  [[noreturn]] void fail(const BackendStatus& status, const std::string& phase) const {
+    const std::string configuration = configuration_text(request_, model_);
+    const std::string detail = status.message.empty() ? "" : ": " + status.message;
+    switch (status.code) {
+      case BackendStatus::Code::kOutOfMemory:
+        throw OutOfMemory("out of GPU memory during phase " + phase + " (" + configuration + ")" +
+                          detail + "; nothing was written");
+      case BackendStatus::Code::kDeviceUnavailable:
+        throw DeviceUnavailable(request_.device + " is not available (" + phase + ")" + detail +
+                                "; nothing was measured");
+      case BackendStatus::Code::kUnsupported:
+        throw UsageError("dtype", model_.dtype + " is not supported on " + request_.device + " (" +
+                                      phase + ")" + detail);
+      default:
+        throw MeasurementFailed("the measurement failed during phase " + phase + " (" +
+                                configuration + ")" + detail + "; nothing was written");
+    }
+  }
+
+ private:
+  Backend& backend_;
+  const MeasureRequest& request_;
+  const SyntheticModel& model_;
+};
+
+// The backend frees the model, inputs and output whatever happens.
+struct BackendSession {
+  Backend& backend;
+  ~BackendSession() { backend.close(); }
+};
+
+}  // namespace
+
+int phase_row_count(const MeasureRequest& request) {
+  return 3 + (request.warmup > 0 ? 1 : 0) + request.repeats;
+}
+
+ModelSpec model_spec(const SyntheticModel& model, int device_index, std::uint64_t seed) {
+  ModelSpec spec;
+  spec.device_index = device_index;
+  spec.batch = model.batch;
+  spec.context = model.context;
+  spec.width = model.width;
+  spec.hidden = model.hidden;
+  spec.dtype = model.dtype;
+  spec.seed = seed;
+  return spec;
+}
+
+void run_phase_protocol(Backend& backend, const MeasureRequest& request,
+                        const SyntheticModel& model, const ModelSpec& spec,
+                        const std::function<void(PhaseRow row)>& record) {
+  PhaseProtocol protocol(backend, request, model);
+  BackendSession session{backend};
+  protocol.check(backend.open(spec), "device selection");
+
+  bool output_alive = false;
+  // The previous forward's output lives until its phase has recorded its end values.
+  auto release_previous_output = [&](const char* phase) {
+    if (output_alive) protocol.check(backend.release_output(), phase);
+    output_alive = false;
+  };
+  auto one_forward = [&] {
+    output_alive = true;
+    return backend.forward();
+  };
+
+  record(protocol.run("model_load", 0, 0, [&] { return backend.load_model(); }));
+  record(protocol.run("inputs", 0, 0, [&] { return backend.create_inputs(); }));
+  record(protocol.run("cold_forward", 0, 1, one_forward));
+  if (request.warmup > 0) {
+    release_previous_output("warmup");
+    record(protocol.run("warmup", 0, request.warmup, [&] {
+      for (int i = 0; i < request.warmup; ++i) {
+        if (output_alive) {
+          BackendStatus released = backend.release_output();
+          if (!released.ok()) return released;
+        }
+        BackendStatus status = one_forward();
+        if (!status.ok()) return status;
+      }
+      return BackendStatus::Ok();
+    }));
+  }
+  for (int repeat = 1; repeat <= request.repeats; ++repeat) {
+    release_previous_output("warm_forward");
+    record(protocol.run("warm_forward", repeat, 1, one_forward));
+  }
+}
+
+}  // namespace iteragpu

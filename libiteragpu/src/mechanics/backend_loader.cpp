@@ -1,0 +1,192 @@
+// Finds and opens the LibTorch backend plugin (libiteragpu_torch_backend.so).
+//
+// Where it is looked for, first match wins:
+//   1. the path given by the caller (`--backend PATH` on the command line, `backend_path`
+//      in the request structs and in Python);
+//   2. otherwise the ITERAGPU_BACKEND environment variable, when set and not empty, naming
+//      the plugin file;
+//   3. otherwise beside the file that holds this library: the `iteragpu` executable, or the
+//      Python extension module; then in <that directory>/ITERAGPU_PLUGIN_RELATIVE_DIR
+//      (../lib/iteragpu once installed).
+// In cases 1 and 2 only the named file is tried.
+//
+// A process holds at most one plugin: two LibTorch builds must never share a process, and
+// unloading LibTorch is not safe. The plugin stays open for the life of the process.
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "mechanics/backend_loader.hpp"
+#include "iteragpu/backend.hpp"
+#include "iteragpu/error.hpp"
+
+namespace iteragpu {
+namespace {
+
+struct LoaderState {
+  std::mutex mutex;
+  // Results by request: the explicit path, or "" for the default search.
+  std::map<std::string, BackendLoadResult> results;
+  std::string opened_path;  // the plugin file dlopen succeeded on, if any
+  BackendLoadResult opened;  // its result
+};
+
+// Never destroyed: at exit LibTorch's own static objects are torn down before this one
+// would be, so destroying the backend then could touch freed state.
+LoaderState& loader_state() {
+  static LoaderState* state = new LoaderState;
+  return *state;
+}
+
+std::string canonical(const std::string& path) {
+  char resolved[PATH_MAX];
+  return realpath(path.c_str(), resolved) ? std::string(resolved) : path;
+}
+
+// The executable or shared object this code was linked into. glibc names the main program
+// by argv[0] (maybe relative, maybe a bare name from PATH), hence /proc/self/exe for it.
+std::string core_object_path() {
+  Dl_info info{};
+  link_map* map = nullptr;
+  if (dladdr1(reinterpret_cast<void*>(&core_object_path), &info,
+              reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) != 0 &&
+      map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0')
+    return canonical(map->l_name);
+  return canonical("/proc/self/exe");
+}
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+std::vector<std::string> default_candidates() {
+  const std::string directory = directory_of(core_object_path());
+  return {directory + "/" + kBackendPluginFileName,
+          directory + "/" + ITERAGPU_PLUGIN_RELATIVE_DIR + "/" + kBackendPluginFileName};
+}
+
+bool file_exists(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0;
+}
+
+std::string joined(const std::vector<std::string>& paths) {
+  std::string text;
+  for (const auto& path : paths) text += (text.empty() ? "" : ", ") + path;
+  return text;
+}
+
+std::string dl_error_text() {
+  const char* text = dlerror();
+  return text ? text : "unknown dynamic loader error";
+}
+
+// dlopen, ABI check and creation of the backend. Sets state.opened_path once dlopen succeeded.
+BackendLoadResult open_plugin(LoaderState& state, const std::string& path) {
+  BackendLoadResult result;
+  result.path = path;
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    result.error = "cannot load the LibTorch backend " + path + ": " + dl_error_text();
+    return result;
+  }
+  // From here the plugin and its LibTorch are in the process for good (see above).
+  state.opened_path = canonical(path);
+  auto abi_version = reinterpret_cast<BackendAbiVersionFn>(dlsym(handle, kBackendAbiVersionSymbol));
+  auto create = reinterpret_cast<BackendCreateFn>(dlsym(handle, kBackendCreateSymbol));
+  if (!abi_version || !create) {
+    result.error = path + " is not an iteragpu backend plugin (it lacks " +
+                   (abi_version ? kBackendCreateSymbol : kBackendAbiVersionSymbol) + ")";
+    return result;
+  }
+  const int found_version = abi_version();
+  if (found_version != kBackendAbiVersion) {
+    result.error = path + " implements backend interface version " +
+                   std::to_string(found_version) + " but this iteragpu needs version " +
+                   std::to_string(kBackendAbiVersion) + "; rebuild the plugin with this iteragpu";
+    return result;
+  }
+  Backend* backend = nullptr;
+  try {
+    backend = create();
+  } catch (...) {  // the plugin must not throw across the C boundary; be safe anyway
+  }
+  if (!backend) {
+    result.error = path + " failed to create its backend";
+    return result;
+  }
+  result.backend.reset(backend);
+  return result;
+}
+
+BackendLoadResult search_and_open(LoaderState& state, const std::string& explicit_path) {
+  std::string named = explicit_path;
+  if (named.empty()) {
+    const char* from_environment = std::getenv("ITERAGPU_BACKEND");
+    if (from_environment && *from_environment) named = from_environment;
+  }
+  if (!state.opened_path.empty()) {
+    // One plugin per process: the same file again is the same result; another is refused.
+    if (named.empty() || canonical(named) == state.opened_path) return state.opened;
+    BackendLoadResult refused;
+    refused.path = named;
+    refused.error = "the LibTorch backend " + state.opened_path +
+                    " is already loaded in this process; load " + named +
+                    " in a new process (two LibTorch builds cannot share one)";
+    return refused;
+  }
+  if (!named.empty()) {
+    BackendLoadResult result = open_plugin(state, named);
+    if (!state.opened_path.empty()) state.opened = result;
+    return result;
+  }
+  const std::vector<std::string> candidates = default_candidates();
+  for (const auto& candidate : candidates) {
+    if (!file_exists(candidate)) continue;
+    BackendLoadResult result = open_plugin(state, candidate);
+    if (!state.opened_path.empty()) state.opened = result;
+    return result;
+  }
+  BackendLoadResult missing;  // no file to name: path stays empty
+#if ITERAGPU_TORCH_BACKEND_BUILT
+  missing.error = std::string("no ") + kBackendPluginFileName + " found; looked in " +
+                  joined(candidates) + " (name the plugin with --backend or ITERAGPU_BACKEND)";
+#else
+  missing.error =
+      "this build of iteragpu has no LibTorch backend (built with ITERAGPU_WITH_TORCH=OFF or "
+      "Torch not found); looked in " + joined(candidates);
+#endif
+  return missing;
+}
+
+}  // namespace
+
+const BackendLoadResult& load_torch_backend(const std::string& explicit_path) {
+  LoaderState& state = loader_state();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  // Each request is answered once; ITERAGPU_BACKEND is read by the first default search.
+  auto found = state.results.find(explicit_path);
+  if (found != state.results.end()) return found->second;
+  return state.results.emplace(explicit_path, search_and_open(state, explicit_path)).first->second;
+}
+
+std::shared_ptr<Backend> backend_or_plugin(const std::shared_ptr<Backend>& backend,
+                                           const std::string& backend_path) {
+  if (backend) return backend;
+  const BackendLoadResult& loaded = load_torch_backend(backend_path);
+  if (!loaded.backend)
+    throw BackendUnavailable("no LibTorch backend: " + loaded.error + "; nothing was measured");
+  return loaded.backend;
+}
+
+}  // namespace iteragpu

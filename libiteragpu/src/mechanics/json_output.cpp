@@ -1,0 +1,73 @@
+#include "mechanics/json_output.hpp"
+
+namespace iteragpu {
+
+JsonWriter::JsonWriter(const char* schema, int schema_version) : writer_(buffer_) {
+  writer_.SetIndent(' ', 2);
+  writer_.StartObject();
+  key("schema").value(schema);
+  key("schema_version").value(schema_version);
+}
+
+JsonWriter& JsonWriter::key(const char* name) {
+  writer_.Key(name);
+  return *this;
+}
+JsonWriter& JsonWriter::begin_object() {
+  writer_.StartObject();
+  return *this;
+}
+JsonWriter& JsonWriter::end_object() {
+  writer_.EndObject();
+  return *this;
+}
+JsonWriter& JsonWriter::begin_array() {
+  writer_.StartArray();
+  return *this;
+}
+JsonWriter& JsonWriter::end_array() {
+  writer_.EndArray();
+  return *this;
+}
+JsonWriter& JsonWriter::value(const std::string& text) {
+  writer_.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+  return *this;
+}
+JsonWriter& JsonWriter::value(const char* text) { return value(std::string(text)); }
+JsonWriter& JsonWriter::value(const ExactDecimal& number) { return value(number.str()); }
+JsonWriter& JsonWriter::value(bool flag) {
+  writer_.Bool(flag);
+  return *this;
+}
+JsonWriter& JsonWriter::value(int number) {
+  writer_.Int(number);
+  return *this;
+}
+JsonWriter& JsonWriter::value(std::int64_t number) {
+  writer_.Int64(number);
+  return *this;
+}
+JsonWriter& JsonWriter::value(std::uint64_t number) {
+  writer_.Uint64(number);
+  return *this;
+}
+JsonWriter& JsonWriter::value(double number) {
+  writer_.Double(number);
+  return *this;
+}
+JsonWriter& JsonWriter::null() {
+  writer_.Null();
+  return *this;
+}
+JsonWriter& JsonWriter::value(const std::vector<std::string>& texts) {
+  begin_array();
+  for (const auto& text : texts) value(text);
+  return end_array();
+}
+
+std::string JsonWriter::finish() {
+  writer_.EndObject();
+  return std::string(buffer_.GetString(), buffer_.GetSize()) + "\n";
+}
+
+}  // namespace iteragpu

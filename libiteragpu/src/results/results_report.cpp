@@ -1,0 +1,149 @@
+// Cost per accepted result across the raw-results table, priced through PackageCalculator.
+
+#include <algorithm>
+#include <sstream>
+
+#include "mechanics/exact_arithmetic.hpp"
+#include "iteragpu/error.hpp"
+#include "iteragpu/results_table.hpp"
+#include "mechanics/json_output.hpp"
+#include "packages/package_format.hpp"
+#include "packages/package_notes.hpp"
+
+namespace iteragpu {
+namespace {
+
+// a/b < c/d for positive fractions, exactly.
+bool cheaper(const UnitCost& a, const UnitCost& b) {
+  const BigInt left = exact::from_exact(a.numerator_cents).mantissa * exact::from_exact(b.denominator).mantissa;
+  const BigInt right = exact::from_exact(b.numerator_cents).mantissa * exact::from_exact(a.denominator).mantissa;
+  return left < right;
+}
+
+std::string exact_cost_text(const UnitCost& cost) {
+  return cost.exact_usd ? cost.exact_usd->str()
+                        : cost.numerator_cents.str() + "/" + cost.denominator.str() + " cents";
+}
+
+}  // namespace
+
+ReportSort parse_report_sort(const std::string& text) {
+  if (text == "table") return ReportSort::kTable;
+  if (text == "cost") return ReportSort::kCost;
+  if (text == "date") return ReportSort::kDate;
+  if (text == "gpu") return ReportSort::kGpu;
+  throw UsageError("sort", "'" + text + "' is not a sort key; expected table, cost, date or gpu");
+}
+
+ResultsReport report_results(const ResultsTable& table, const PackageCalculator& calculator,
+                             ReportSort sort, bool descending) {
+  ResultsReport report;
+  report.table_path = table.path();
+  report.catalog_path = calculator.catalog().path();
+  for (const ResultRow& row : table.rows()) {
+    QuoteRequest request{row.gpu, std::to_string(row.days), std::to_string(row.lots), std::nullopt};
+    // Nothing accepted: there is no cost per result (null), never a division by zero.
+    if (row.units_accepted_distinct > 0) request.accepted_results = std::to_string(row.units_accepted_distinct);
+    report.rows.push_back({row, calculator.quote(request)});
+  }
+  const auto before = [sort](const ResultCost& a, const ResultCost& b) {
+    switch (sort) {
+      case ReportSort::kCost: return cheaper(*a.quote.unit_cost, *b.quote.unit_cost);
+      case ReportSort::kDate: return a.row.date < b.row.date;
+      case ReportSort::kGpu: return a.row.gpu < b.row.gpu;
+      case ReportSort::kTable: break;
+    }
+    return a.row.line < b.row.line;
+  };
+  // Rows without a unit cost always go last when sorting by cost.
+  auto priced_end = report.rows.end();
+  if (sort == ReportSort::kCost)
+    priced_end = std::stable_partition(report.rows.begin(), report.rows.end(),
+                                       [](const ResultCost& r) { return r.quote.unit_cost.has_value(); });
+  std::stable_sort(report.rows.begin(), priced_end, [&](const ResultCost& a, const ResultCost& b) {
+    return descending ? before(b, a) : before(a, b);
+  });
+  return report;
+}
+
+std::string ResultsReport::to_json() const {
+  JsonWriter json("iteragpu.results-report", 1);
+  json.key("table_path").value(table_path);
+  json.key("catalog_path").value(catalog_path);
+  json.key("rows").begin_array();
+  for (const ResultCost& r : rows) {
+    json.begin_object();
+    json.key("line").value(r.row.line);
+    json.key("date").value(r.row.date);
+    json.key("gpu").value(r.row.gpu);
+    json.key("gpu_name").value(r.quote.entry.gpu_name);
+    json.key("days").value(r.row.days);
+    json.key("lots").value(r.quote.lots);
+    json.key("total_gpus").value(r.quote.total_gpus);
+    json.key("work_unit").value(r.row.work_unit);
+    json.key("units_attempted").value(static_cast<std::int64_t>(r.row.units_attempted));
+    json.key("units_accepted_distinct").value(static_cast<std::int64_t>(r.row.units_accepted_distinct));
+    json.key("quality_metric").value(r.row.quality_metric);
+    json.key("acceptance_threshold").value(r.row.acceptance_threshold);
+    json.key("observed_value").value(r.row.observed_value);
+    json.key("measurement_file").value(r.row.measurement_file);
+    json.key("measurement_sha256").value(r.row.measurement_sha256);
+    json.key("package_price_cents").value(r.quote.total_cents);
+    json.key("package_price_usd").value(r.quote.total_usd);
+    json.key("snapshot_date").value(r.quote.entry.snapshot_date);
+    json.key("price_source").value(r.quote.entry.source);
+    json.key("unit_cost");
+    write_unit_cost(json, r.quote.unit_cost);
+    json.end_object();
+  }
+  json.end_array();
+  json.key("caveats").value(std::vector<std::string>{
+      package_notes::kPricesAsLabelled, package_notes::kNotAnOffer,
+      package_notes::kRepeatsAreNotResults, UnitCost::display_rounding()});
+  return json.finish();
+}
+
+std::string ResultsReport::to_csv() const {
+  std::ostringstream out;
+  out << "line,date,gpu,days,lots,package_price_cents,units_accepted_distinct,"
+         "unit_cost_numerator_cents,unit_cost_denominator,unit_cost_display_usd\n";
+  for (const ResultCost& r : rows) {
+    const auto& cost = r.quote.unit_cost;
+    out << r.row.line << "," << r.row.date << "," << r.row.gpu << "," << r.row.days << ","
+        << r.row.lots << "," << r.quote.total_cents.str() << "," << r.row.units_accepted_distinct
+        << "," << (cost ? cost->numerator_cents.str() : "") << ","
+        << (cost ? cost->denominator.str() : "") << "," << (cost ? cost->display_usd : "") << "\n";
+  }
+  return out.str();
+}
+
+std::string ResultsReport::to_text() const {
+  std::ostringstream out;
+  out << "Cost per accepted result: " << table_path << " (" << rows.size() << " row"
+      << (rows.size() == 1 ? "" : "s") << ")\nPrices: " << catalog_path << "\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-5s %-10s %-14s %4s %5s %14s %9s %14s\n", "line", "date",
+                "gpu", "days", "lots", "package", "accepted", "per result");
+  out << line;
+  for (const ResultCost& r : rows) {
+    const auto& cost = r.quote.unit_cost;
+    std::snprintf(line, sizeof line, "  %-5d %-10s %-14s %4d %5lld %14s %9lld %14s\n", r.row.line,
+                  r.row.date.c_str(), r.row.gpu.c_str(), r.row.days,
+                  static_cast<long long>(r.row.lots), ("$" + r.quote.total_usd.grouped(2)).c_str(),
+                  static_cast<long long>(r.row.units_accepted_distinct),
+                  cost ? ("$" + ExactDecimal::parse(cost->display_usd).grouped(4)).c_str() : "none");
+    out << line;
+  }
+  for (const ResultCost& r : rows)
+    if (r.quote.unit_cost && !r.quote.unit_cost->exact_usd)
+      out << "  line " << r.row.line << " exactly: " << exact_cost_text(*r.quote.unit_cost) << "\n";
+  out << "\n" << UnitCost::display_rounding() << "\n"
+      << "A row with no accepted unit has no cost per result.\n";
+  if (!rows.empty())
+    out << "Prices: " << rows.front().quote.entry.source << " (snapshot "
+        << rows.front().quote.entry.snapshot_date << ").\n";
+  out << package_notes::kNotAnOffer << "\n" << package_notes::kRepeatsAreNotResults << "\n";
+  return out.str();
+}
+
+}  // namespace iteragpu
