@@ -15,6 +15,7 @@ int run_packages(const std::vector<std::string>& args);
 int run_environment(const std::vector<std::string>& args);
 int run_measure(const std::vector<std::string>& args);
 int run_predict(const std::vector<std::string>& args);
+int run_sweep(const std::vector<std::string>& args);
 int run_results(const std::vector<std::string>& args);
 int run_kit(const std::vector<std::string>& args);
 

@@ -27,6 +27,8 @@ const Subcommand kSubcommands[] = {
      run_measure},
     {"predict", "the allocator counters measure will record, before the GPU is touched",
      run_predict},
+    {"sweep", "the largest batch, context or width under a memory budget, by measurement",
+     run_sweep},
     {"packages", "rental package prices and cost per accepted result",
      run_packages},
     {"results", "the raw-results table: add a run, check, report cost per accepted result",

@@ -1,19 +1,15 @@
-// `iteragpu measure`: a bounded, reproducible phase-by-phase measurement on one GPU, written
-// to a new JSON file. No GPU, no backend or a bad value: exit 2 and no file. Several GPUs
-// (--device all, or a list): multi_device_measure.cpp.
-
-#include <signal.h>
-#include <unistd.h>
+// `iteragpu measure`: a bounded, reproducible phase-by-phase measurement on one GPU, or on
+// several at once, each in its own worker process (the core's MeasurementRunner), written to
+// a new JSON file. No GPU, no backend or a bad value: exit 2 and no file.
 
 #include <iostream>
 
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "iteragpu/error.hpp"
-#include "iteragpu/multi_device_measurement.hpp"
-#include "iteragpu/phase_measurer.hpp"
+#include "iteragpu/measurement_runner.hpp"
 #include "model_options.hpp"
-#include "multi_device_measure.hpp"
+#include "runner_session.hpp"
 
 namespace iteragpu::cli {
 namespace {
@@ -29,50 +25,6 @@ constexpr const char* kSummary =
     "Several GPUs: --device all (or cuda:0,cuda:1) measures each in its own process, at the\n"
     "same time; --output is then a summary file and each GPU's result goes beside it, as\n"
     "<stem>-cuda<N>.json. One failing GPU does not stop the others.";
-
-// SIGINT/SIGTERM stop the measurement between phases, so no file is written; a second
-// signal acts as usual (SA_RESETHAND).
-class InterruptHandlers {
- public:
-  InterruptHandlers() {
-    struct sigaction action {};
-    action.sa_handler = [](int) { PhaseMeasurer::request_interrupt(); };
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &action, &previous_interrupt_);
-    sigaction(SIGTERM, &action, &previous_terminate_);
-  }
-  ~InterruptHandlers() {
-    sigaction(SIGINT, &previous_interrupt_, nullptr);
-    sigaction(SIGTERM, &previous_terminate_, nullptr);
-  }
-  InterruptHandlers(const InterruptHandlers&) = delete;
-  InterruptHandlers& operator=(const InterruptHandlers&) = delete;
-
- private:
-  struct sigaction previous_interrupt_ {};
-  struct sigaction previous_terminate_ {};
-};
-
-// One status line on stderr, rewritten in place; only when stderr is a terminal.
-class ProgressLine {
- public:
-  ProgressLine() : enabled_(isatty(STDERR_FILENO) == 1) {}
-  void show(const std::string& text) {
-    if (!enabled_) return;
-    std::cerr << "\r\033[K" << text << std::flush;
-    shown_ = true;
-  }
-  void clear() {
-    if (shown_) std::cerr << "\r\033[K" << std::flush;
-    shown_ = false;
-  }
-  ~ProgressLine() { clear(); }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
-};
 
 }  // namespace
 
@@ -92,21 +44,54 @@ int run_measure(const std::vector<std::string>& args) {
     return 0;
   }
   const MeasureRequest request = measure_request_from(parsed.values, /*output_required=*/true);
-  if (names_several_devices(request.device)) return measure_several_devices(request, parsed.format);
+  const bool several = names_several_devices(request.device);
+
+  const bool json = parsed.format == OutputFormat::kJson;
 
   Measurement measurement;
+  MeasurementSummary summary;
   {
     InterruptHandlers interrupt_handlers;
     ProgressLine progress;
-    progress.show("iteragpu measure: loading the LibTorch backend, preparing " + request.device + "...");
-    measurement = PhaseMeasurer().measure(request, [&](const PhaseRow& row, int done, int total) {
-      progress.show("iteragpu measure: [" + std::to_string(done) + "/" + std::to_string(total) +
-                    "] " + row.phase + (row.repeat > 0 ? " " + std::to_string(row.repeat) : "") +
-                    " done");
-    });
+    RunnerOptions options;
+    options.cancel = [] { return InterruptHandlers::received(); };
+    int devices_done = 0;
+    std::size_t device_count = 0;
+    options.planned = [&](const std::vector<DeviceTarget>& targets) {
+      device_count = targets.size();
+      if (!progress.enabled()) return;
+      std::string names;
+      for (const DeviceTarget& target : targets) names += (names.empty() ? "" : ", ") + target.device;
+      std::cerr << "iteragpu measure: measuring " << names << " at the same time, one worker each..." << std::endl;
+    };
+    options.progress = [&](const std::string& device, const PhaseRow& row, int done, int total) {
+      if (!several) {
+        progress.show("iteragpu measure: [" + std::to_string(done) + "/" + std::to_string(total) + "] " +
+                      row.phase + (row.repeat > 0 ? " " + std::to_string(row.repeat) : "") + " done");
+      } else if (done == total && progress.enabled()) {  // one line per GPU, as each finishes
+        std::cerr << "iteragpu measure: " << device << " done [" << ++devices_done << "/" << device_count
+                  << "]" << std::endl;
+      }
+    };
+    if (!several) progress.show("iteragpu measure: starting a measurement worker for " + request.device + "...");
+    const MeasurementRunner runner(options);
+    if (several) {
+      summary = runner.measure_devices(request);
+    } else {
+      measurement = runner.measure(request);
+    }
   }  // the progress line is cleared before the report (or the error) is printed
 
-  const bool json = parsed.format == OutputFormat::kJson;
+  if (several) {
+    for (const DeviceOutcome& outcome : summary.devices)
+      if (!outcome.ok())
+        std::cerr << "iteragpu measure: " << outcome.device << " failed (exit " << outcome.exit_code
+                  << "): " << outcome.error << std::endl;
+    const std::string written = "Summary written to " + request.output;
+    print_report_after_commit(json ? summary.to_json() : summary.to_text() + "\n" + written + "\n", written);
+    if (json) std::cerr << "iteragpu measure: " << written << std::endl;  // stdout holds only the JSON
+    return summary.exit_code();
+  }
   const std::string written = "Result written to " + request.output;
   print_report_after_commit(json ? measurement.to_json() : measurement.to_text() + "\n" + written + "\n",
                             "the result was written to " + request.output);

@@ -1,26 +1,14 @@
 #include "model_options.hpp"
 
-#include <charconv>
-
 #include "iteragpu/error.hpp"
 
 namespace iteragpu::cli {
 namespace {
 
-// A whole number, as written: the core checks ranges and names the option. Anything that
-// is not a plain integer (1.5, 1e3, " 1", 0x10) is refused here.
-template <typename Integer>
-Integer integer_option(const po::variables_map& values, const char* name, Integer fallback) {
-  if (!values.count(name)) return fallback;
-  const std::string text = option_text(values, name);
-  Integer value{};
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (!text.empty() && stop == end && error == std::errc::result_out_of_range)
-    throw UsageError(name, "'" + text + "' is out of range; expected a whole number such as 16");
-  if (text.empty() || stop != end || error != std::errc())
-    throw UsageError(name, "not a whole number; expected digits only, such as 16");
-  return value;
+// An option as written, or `fallback` when absent: the core parses every value
+// (MeasureConfiguration::parse), the same way for the CLI, Python and the worker.
+std::string text_option(const po::variables_map& values, const char* name, const std::string& fallback) {
+  return values.count(name) ? option_text(values, name) : fallback;
 }
 
 }  // namespace
@@ -47,21 +35,22 @@ void add_backend_option(po::options_description& options) {
 
 MeasureRequest measure_request_from(const po::variables_map& values, bool output_required) {
   MeasureRequest request;
-  request.device = option_text(values, "device");
-  request.batch = integer_option(values, "batch", request.batch);
-  request.context = integer_option(values, "context", request.context);
-  request.width = integer_option(values, "width", request.width);
-  request.hidden = integer_option(values, "hidden", request.hidden);
-  if (values.count("hidden") && request.hidden == 0)
-    throw UsageError("hidden", "0 is not a size; expected a positive integer (omit it for 4 x width)");
-  request.dtype = option_text(values, "dtype");
-  request.warmup = integer_option(values, "warmup", request.warmup);
-  request.repeats = integer_option(values, "repeats", request.repeats);
-  request.seed = integer_option(values, "seed", request.seed);
-  request.output = option_text(values, "output");
-  request.backend_path = option_text(values, "backend");
-  if (output_required && !values.count("output"))
-    throw UsageError("output", "required: the name of a new JSON file for the result");
+  request.device = option_text(values, "device");  // measure defaults to cuda:0; predict to none
+  request.batch = text_option(values, "batch", request.batch);
+  request.context = text_option(values, "context", request.context);
+  request.width = text_option(values, "width", request.width);
+  request.hidden = text_option(values, "hidden", request.hidden);
+  request.dtype = text_option(values, "dtype", request.dtype);
+  request.warmup = text_option(values, "warmup", request.warmup);
+  request.repeats = text_option(values, "repeats", request.repeats);
+  request.seed = text_option(values, "seed", request.seed);
+  request.output = text_option(values, "output", request.output);
+  request.backend_path = text_option(values, "backend", request.backend_path);
+  if (values.count("hidden") && request.hidden.empty())  // empty would mean the default
+    throw UsageError("hidden", "empty value; expected a whole number (leave --hidden out for 4 x width)");
+  if (output_required && request.output.empty())
+    throw UsageError("output", values.count("output") ? "empty path; expected the name of a new JSON file"
+                                                      : "required: the name of a new JSON file for the result");
   return request;
 }
 

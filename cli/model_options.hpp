@@ -12,8 +12,8 @@ void add_model_options(po::options_description& options);
 // --backend.
 void add_backend_option(po::options_description& options);
 
-// Absent options keep MeasureRequest's defaults; values are whole numbers as written (the
-// core checks ranges and names the option). --output is required where `output_required`.
+// Absent options keep MeasureRequest's defaults; values stay text as written (the core
+// parses them and names the option). --output is required where `output_required`.
 MeasureRequest measure_request_from(const po::variables_map& values, bool output_required);
 
 }  // namespace iteragpu::cli

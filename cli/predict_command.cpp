@@ -38,10 +38,12 @@ int run_predict(const std::vector<std::string>& args) {
     return 0;
   }
   const MeasureRequest request = measure_request_from(parsed.values, /*output_required=*/false);
-  SyntheticModel::from(request);  // every model option is checked before a backend is loaded
+  // Every model option is checked before a backend is loaded.
+  const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
   const PredictionTarget target = PredictionTarget::resolve(
       request.device, option_text(parsed.values, "compute-capability"), request.backend_path);
-  const MemoryPrediction prediction = MemoryPredictor::predict(request, target);
+  const MemoryPrediction prediction =
+      MemoryPredictor::predict(configuration, SyntheticModel::from(configuration), target);
   print_report(parsed.format == OutputFormat::kJson ? prediction.to_json() : prediction.to_text());
   return 0;
 }

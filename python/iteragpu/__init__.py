@@ -8,7 +8,10 @@ The same core C++ library as the ``iteragpu`` command, through a private extensi
     iteragpu.estimate(checkpoint="model.safetensors.index.json")           # headers only
     iteragpu.environment(device="cuda:0")                                # a diagnostic
     iteragpu.predict(compute_capability="9.0", width=1024)                 # no GPU touched
-    iteragpu.measure(device="cuda:0", output="mesures.json")              # one GPU, child process
+    iteragpu.measure(device="cuda:0", output="mesures.json")              # in a worker process
+    iteragpu.measure(device="all", output="runs/m.json")                  # every GPU at once
+    iteragpu.sweep("batch", width=1024, budget="50%")                     # largest batch that fits
+    iteragpu.compare("float32.json", "bfloat16.json")                     # side by side
     iteragpu.quote("b200", days=7, lots=2)                                # package prices
     iteragpu.results_add("resultats.csv", measurement="mesures.json", ...)  # one real run
     iteragpu.results_report("resultats.csv")                               # cost per result
@@ -50,8 +53,12 @@ from ._iteragpu import (
     Error,
     GpuDevice,
     Interrupted,
+    DeviceOutcome,
+    DeviceResultFigures,
     Measurement,
     MeasurementFailed,
+    MeasurementSummary,
+    MeasureConfiguration,
     MeasureRequest,
     MemoryAmount,
     MemoryPrediction,
@@ -71,6 +78,8 @@ from ._iteragpu import (
     ResultsTable,
     SpreadStatistics,
     StackReport,
+    SweepPoint,
+    SweepResult,
     SyntheticModel,
     TimingSummary,
     TimingWarning,
@@ -81,7 +90,7 @@ from ._iteragpu import (
 )
 from ._iteragpu import predict_memory as _predict_memory
 from ._iteragpu import report_results as _report_results
-from ._measure import PhaseMeasurer, measure
+from ._measure import PhaseMeasurer, measure, sweep
 
 
 def _usage_error(keyword, reason):
@@ -248,9 +257,13 @@ __all__ = [
     "Error",
     "GpuDevice",
     "Interrupted",
+    "DeviceOutcome",
+    "DeviceResultFigures",
+    "MeasureConfiguration",
     "MeasureRequest",
     "Measurement",
     "MeasurementFailed",
+    "MeasurementSummary",
     "MemoryAmount",
     "MemoryEstimate",
     "MemoryEstimator",
@@ -270,6 +283,8 @@ __all__ = [
     "ResultsTable",
     "SpreadStatistics",
     "StackReport",
+    "SweepPoint",
+    "SweepResult",
     "SyntheticModel",
     "TimingSummary",
     "TimingWarning",
@@ -285,4 +300,5 @@ __all__ = [
     "results_add",
     "results_check",
     "results_report",
+    "sweep",
 ]

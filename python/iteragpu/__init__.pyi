@@ -19,14 +19,18 @@ from ._iteragpu import EnvironmentReport as EnvironmentReport
 from ._iteragpu import Error as Error
 from ._iteragpu import GpuDevice as GpuDevice
 from ._iteragpu import Interrupted as Interrupted
+from ._iteragpu import DeviceOutcome as DeviceOutcome
+from ._iteragpu import DeviceResultFigures as DeviceResultFigures
+from ._iteragpu import MeasureConfiguration as MeasureConfiguration
 from ._iteragpu import MeasureRequest as MeasureRequest
 from ._iteragpu import Measurement as Measurement
 from ._iteragpu import MeasurementFailed as MeasurementFailed
+from ._iteragpu import MeasurementSummary as MeasurementSummary
 from ._iteragpu import MemoryAmount as MemoryAmount
 from ._iteragpu import MemoryEstimate as MemoryEstimate
 from ._iteragpu import MemoryEstimator as MemoryEstimator
 from ._iteragpu import MemoryPrediction as MemoryPrediction
-from ._iteragpu import Number, PathArg, ProgressCallback
+from ._iteragpu import IntText, Number, PathArg, PointCallback, ProgressCallback
 from ._iteragpu import OutOfMemory as OutOfMemory
 from ._iteragpu import OutputExists as OutputExists
 from ._iteragpu import PackageCalculator as PackageCalculator
@@ -41,6 +45,8 @@ from ._iteragpu import ResultsReport as ResultsReport
 from ._iteragpu import ResultsTable as ResultsTable
 from ._iteragpu import SpreadStatistics as SpreadStatistics
 from ._iteragpu import StackReport as StackReport
+from ._iteragpu import SweepPoint as SweepPoint
+from ._iteragpu import SweepResult as SweepResult
 from ._iteragpu import SyntheticModel as SyntheticModel
 from ._iteragpu import TimingSummary as TimingSummary
 from ._iteragpu import TimingWarning as TimingWarning
@@ -71,12 +77,13 @@ def results_report(table: PathArg, sort: Literal["table", "cost", "date", "gpu"]
                    catalog: Union[None, PathArg, Catalog] = ...) -> ResultsReport: ...
 
 class PhaseMeasurer:
-    """Runs in a fresh child process unless in_process=True."""
-    def measure(self, *, in_process: bool = ..., progress: Progress = ..., device: str = ...,
-                batch: int = ..., context: int = ..., width: int = ..., hidden: int = ...,
-                dtype: str = ..., warmup: int = ..., repeats: int = ..., seed: int = ...,
-                output: Optional[PathArg] = ...,
-                backend_path: Optional[PathArg] = ...) -> Measurement: ...
+    """Measures in a fresh worker process unless in_process=True."""
+    def measure(self, *, device: str = ..., batch: IntText = ..., context: IntText = ...,
+                width: IntText = ..., hidden: Optional[IntText] = ..., dtype: str = ...,
+                warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
+                output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
+                in_process: bool = ...,
+                progress: Progress = ...) -> Union[Measurement, MeasurementSummary]: ...
 
 def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[str, float]] = ...,
             batch: Optional[int] = ..., context: Optional[int] = ..., width: Optional[int] = ...,
@@ -84,7 +91,15 @@ def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[s
             repeats: Optional[int] = ..., seed: Optional[int] = ...,
             backend_path: Optional[PathArg] = ...) -> MemoryPrediction: ...
 
-def measure(*, in_process: bool = ..., progress: Progress = ..., device: str = ...,
-            batch: int = ..., context: int = ..., width: int = ..., hidden: int = ...,
-            dtype: str = ..., warmup: int = ..., repeats: int = ..., seed: int = ...,
-            output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...) -> Measurement: ...
+def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
+            width: IntText = ..., hidden: Optional[IntText] = ..., dtype: str = ...,
+            warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
+            output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
+            in_process: bool = ...,
+            progress: Progress = ...) -> Union[Measurement, MeasurementSummary]: ...
+def sweep(vary: Literal["batch", "context", "width", "hidden"], *, budget: IntText = ...,
+          device: str = ..., batch: IntText = ..., context: IntText = ..., width: IntText = ...,
+          hidden: Optional[IntText] = ..., dtype: str = ..., warmup: IntText = ...,
+          repeats: IntText = ..., seed: IntText = ..., output: Optional[PathArg] = ...,
+          backend_path: Optional[PathArg] = ...,
+          progress: Union[None, Literal[False], PointCallback] = ...) -> SweepResult: ...

@@ -301,6 +301,82 @@ def measurement_html(measurement):
                     + _prediction_comparison(measurement), notes)
 
 
+def summary_html(summary):
+    config = summary.configuration
+    rows = []
+    for outcome in summary.devices:
+        figures = outcome.figures
+        rows.append([
+            _escape(outcome.device),
+            "ok" if outcome.ok else "failed",
+            str(outcome.exit_code),
+            _escape(figures.gpu_name) if figures else "-",
+            f"{figures.warm_forward_host_seconds_median:.6f}" if figures else "-",
+            _bytes_cell(figures.peak_allocated_bytes_max) if figures else "-",
+            _escape(outcome.result_file or "-"),
+            _escape(outcome.error),
+        ])
+    state = "complete" if summary.complete else ("interrupted" if summary.interrupted else "incomplete")
+    content = (
+        f"<p>{len(summary.devices)} GPU(s) at the same time, one worker each: batch {config.batch}, "
+        f"context {config.context}, width {config.width}, hidden {config.hidden}, {_escape(config.dtype)}; "
+        f"{state}.</p>"
+        + _table(["device", "status", "exit", "GPU", "warm fwd host s (median)", "peak allocated max",
+                  "result file", "error"], rows)
+    )
+    return _section("Measurement summary", content)
+
+
+def sweep_html(result):
+    rows = []
+    for point in result.points_by_value:
+        rows.append([
+            f"{point.value:,}",
+            _escape(point.outcome),
+            _bytes_cell(point.peak_reserved_bytes),
+            _bytes_cell(point.predicted_peak_reserved_bytes),
+            str(result.points.index(next(p for p in result.points if p.value == point.value)) + 1),
+        ])
+    if result.largest_fitting is not None:
+        verdict = f"Largest {_escape(result.vary)} under the budget: <b>{result.largest_fitting:,}</b>"
+        if result.smallest_not_fitting is not None:
+            verdict += f"; {result.smallest_not_fitting:,} does not fit (measured)"
+    else:
+        verdict = f"No {_escape(result.vary)} fits under the budget"
+    content = (
+        f"<p>{_escape(result.start.device)} ({_escape(result.gpu_name)}), {_escape(result.start.dtype)}: budget "
+        f"{_escape(result.budget)} = {_bytes_cell(result.budget_bytes)}. {verdict}. "
+        f"{result.measurements} measurements, each in its own worker process.</p>"
+        + _table([result.vary, "outcome", "peak reserved", "predicted", "order"], rows)
+    )
+    return _section("Memory sweep", content)
+
+
+def plot_sweep(result):
+    """Peak reserved memory against the varied dimension, with the budget line."""
+    import matplotlib.pyplot as plt  # only here: import iteragpu stays light
+
+    points = [p for p in result.points_by_value if p.peak_reserved_bytes is not None]
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for fits, colour, label in ((True, "tab:green", "fits"), (False, "tab:red", "over budget")):
+        chosen = [p for p in points if p.fits == fits]
+        axes.scatter([p.value for p in chosen], [p.peak_reserved_bytes / _MIB for p in chosen],
+                     color=colour, label=label, zorder=3)
+    failed = [p for p in result.points if p.peak_reserved_bytes is None]
+    if failed:
+        axes.scatter([p.value for p in failed], [result.budget_bytes / _MIB] * len(failed), marker="x",
+                     color="black", label="out of memory / beyond bounds", zorder=3)
+    axes.axhline(result.budget_bytes / _MIB, color="tab:blue", linestyle="--",
+                 label=f"budget {result.budget}")
+    axes.set_xscale("log", base=2)
+    axes.set_xlabel(result.vary)
+    axes.set_ylabel("peak reserved (MiB)")
+    axes.set_title(f"{result.start.device} {result.gpu_name}: largest {result.vary} = {result.largest_fitting}")
+    axes.legend()
+    figure.tight_layout()
+    return figure
+
+
 def _timing_section(timing):
     """The warm repeats' spread, a row per clock, then the warnings."""
     def row(clock, spread):
@@ -505,4 +581,19 @@ class ProgressLine:
         if self._open:
             self._write(f"iteragpu: {self._device}: the measurement did not complete; nothing was written",
                         final=True)
+            self._open = False
+
+
+class SweepProgressLine(ProgressLine):
+    """The progress line of a sweep: the rows of the point being measured, then each point."""
+
+    def point(self, point, measurements):
+        peak = point.peak_reserved_bytes
+        peak_text = f", peak reserved {_rounded(decimal.Decimal(peak) / _MIB)} MiB" if peak is not None else ""
+        self._write(f"iteragpu: {self._device} point {measurements}: {point.value} {point.outcome}{peak_text}")
+        self._open = True
+
+    def close(self):
+        if self._open:
+            self._write(f"iteragpu: {self._device}: sweep ended", final=True)
             self._open = False

@@ -273,11 +273,29 @@ class PhaseRow:
     baseline: AllocatorCounters
     end: AllocatorCounters
 
+IntText = Union[int, str]
+
 class MeasureRequest:
-    def __init__(self, *, device: str = ..., batch: int = ..., context: int = ..., width: int = ...,
-                 hidden: int = ..., dtype: str = ..., warmup: int = ..., repeats: int = ...,
-                 seed: int = ..., output: Optional[PathArg] = ...,
-                 backend_path: Optional[PathArg] = ...) -> None: ...
+    """As written: every value is text, parsed by the core (MeasureConfiguration.parse)."""
+    def __init__(self, *, device: str = ..., batch: IntText = ..., context: IntText = ...,
+                 width: IntText = ..., hidden: Optional[IntText] = ..., dtype: str = ...,
+                 warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
+                 output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...) -> None: ...
+    device: str
+    batch: str
+    context: str
+    width: str
+    hidden: str
+    dtype: str
+    warmup: str
+    repeats: str
+    seed: str
+    output: str
+    backend_path: str
+
+class MeasureConfiguration:
+    @staticmethod
+    def parse(request: MeasureRequest) -> MeasureConfiguration: ...
     device: str
     batch: int
     context: int
@@ -288,7 +306,6 @@ class MeasureRequest:
     repeats: int
     seed: int
     output: str
-    backend_path: str
 
 class SyntheticModel:
     @staticmethod
@@ -319,7 +336,7 @@ class PhasePrediction:
     end: AllocatorCounters
 
 class MemoryPrediction(_Report):
-    configuration: MeasureRequest
+    configuration: MeasureConfiguration
     model: SyntheticModel
     target: PredictionTarget
     cublaslt_used: bool
@@ -352,7 +369,7 @@ class TimingSummary:
 
 class Measurement(_Report):
     environment: EnvironmentReport
-    configuration: MeasureRequest
+    configuration: MeasureConfiguration
     model: SyntheticModel
     phases: List[PhaseRow]
     timing: TimingSummary
@@ -361,13 +378,71 @@ class Measurement(_Report):
     def predicted_row(self, index: int) -> Optional[PhasePrediction]: ...
     def plot(self) -> Any: ...  # matplotlib.figure.Figure
     def _repr_html_(self) -> str: ...
+    @staticmethod
+    def from_json(text: str, source: str = ...) -> Measurement: ...
+    @staticmethod
+    def read(path: PathArg) -> Measurement: ...
 
 ProgressCallback = Callable[[PhaseRow, int, int], None]
+PointCallback = Callable[[SweepPoint, int], None]
+
+class DeviceResultFigures:
+    gpu_name: str
+    warm_forward_host_seconds_median: float
+    model_load_allocated_bytes: int
+    peak_allocated_bytes_max: int
+
+class DeviceOutcome:
+    device: str
+    exit_code: int
+    result_file: str
+    error: str
+    figures: Optional[DeviceResultFigures]
+    measurement: Optional[Measurement]
+    ok: bool
+
+class MeasurementSummary(_Report):
+    configuration: MeasureConfiguration
+    devices: List[DeviceOutcome]
+    interrupted: bool
+    complete: bool
+    exit_code: int
+    def _repr_html_(self) -> str: ...
+
+def run_measurements(request: MeasureRequest, progress: Optional[ProgressCallback] = ...,
+                     worker_path: Optional[PathArg] = ...) -> Union[Measurement, MeasurementSummary]: ...
+
+class SweepPoint:
+    value: int
+    outcome: str
+    fits: bool
+    peak_reserved_bytes: Optional[int]
+    peak_allocated_bytes: Optional[int]
+    predicted_peak_reserved_bytes: Optional[int]
+    warm_forward_host_seconds_median: Optional[float]
+    error: str
+
+class SweepResult(_Report):
+    start: MeasureConfiguration
+    vary: str
+    budget: str
+    budget_bytes: int
+    free_bytes: int
+    gpu_name: str
+    points: List[SweepPoint]
+    points_by_value: List[SweepPoint]
+    predicted_largest: Optional[int]
+    largest_fitting: Optional[int]
+    smallest_not_fitting: Optional[int]
+    measurements: int
+    def plot(self) -> Any: ...  # matplotlib.figure.Figure
+    def _repr_html_(self) -> str: ...
+
+def run_sweep(start: MeasureRequest, vary: str, budget: IntText = ..., output: Optional[PathArg] = ...,
+              progress: Optional[ProgressCallback] = ...,
+              on_point: Optional[PointCallback] = ...) -> SweepResult: ...
 
 class PhaseMeasurer:
-    """In-process; iteragpu.PhaseMeasurer runs in a child process by default."""
+    """In this process; iteragpu.PhaseMeasurer uses a fresh worker process by default."""
     def __init__(self) -> None: ...
     def measure(self, request: MeasureRequest, progress: Optional[ProgressCallback] = ...) -> Measurement: ...
-    def run(self, request: MeasureRequest, progress: Optional[ProgressCallback] = ...) -> Measurement: ...
-    @staticmethod
-    def request_interrupt() -> None: ...

@@ -1,14 +1,17 @@
-// PhaseMeasurer, in-process. The public iteragpu.measure() runs this in a fresh child
-// process by default (iteragpu/_measure.py); every type here pickles so the result and the
-// progress rows cross back whole.
+// Measurements: the core's MeasurementRunner (a fresh worker process per measurement, the
+// default of iteragpu.measure()), PhaseMeasurer in this process (in_process=True), and the
+// values they return. A Measurement pickles through its own JSON.
 
 #include <pybind11/stl.h>
 
+#include <map>
 #include <optional>
 #include <utility>
 
 #include "bindings.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/measurement_runner.hpp"
+#include "iteragpu/memory_sweep.hpp"
 #include "iteragpu/phase_measurer.hpp"
 
 namespace iteragpu::python {
@@ -32,18 +35,15 @@ void register_counters_and_rows(py::module_& m) {
                     ", peak_allocated_bytes=" + std::to_string(c.peak_allocated_bytes) +
                     ", peak_reserved_bytes=" + std::to_string(c.peak_reserved_bytes) + ")";
            })
+      // Predictions pickle whole (their rows hold these); a Measurement through its JSON.
       .def(py::pickle(
           [](const AllocatorCounters& c) {
             return py::make_tuple(c.allocated_bytes, c.reserved_bytes, c.peak_allocated_bytes,
                                   c.peak_reserved_bytes);
           },
           [](const py::tuple& t) {
-            AllocatorCounters c;
-            c.allocated_bytes = t[0].cast<std::uint64_t>();
-            c.reserved_bytes = t[1].cast<std::uint64_t>();
-            c.peak_allocated_bytes = t[2].cast<std::uint64_t>();
-            c.peak_reserved_bytes = t[3].cast<std::uint64_t>();
-            return c;
+            return AllocatorCounters{t[0].cast<std::uint64_t>(), t[1].cast<std::uint64_t>(),
+                                     t[2].cast<std::uint64_t>(), t[3].cast<std::uint64_t>()};
           }));
 
   py::class_<PhaseRow>(m, "PhaseRow", "One phase (or one warm repeat) of a measurement.")
@@ -63,96 +63,85 @@ void register_counters_and_rows(py::module_& m) {
              return "PhaseRow(phase='" + r.phase + "', repeat=" + std::to_string(r.repeat) +
                     ", host_seconds=" + py::repr(py::float_(r.host_seconds)).cast<std::string>() +
                     ")";
-           })
-      .def(py::pickle(
-          [](const PhaseRow& r) {
-            return py::make_tuple(r.phase, r.repeat, r.forwards, r.host_seconds,
-                                  r.gpu_event_seconds, r.baseline, r.end);
-          },
-          [](const py::tuple& t) {
-            PhaseRow r;
-            r.phase = t[0].cast<std::string>();
-            r.repeat = t[1].cast<int>();
-            r.forwards = t[2].cast<int>();
-            r.host_seconds = t[3].cast<double>();
-            r.gpu_event_seconds = t[4].cast<std::optional<double>>();
-            r.baseline = t[5].cast<AllocatorCounters>();
-            r.end = t[6].cast<AllocatorCounters>();
-            return r;
-          }));
+           });
 }
 
 void register_request(py::module_& m) {
   const MeasureRequest defaults;
-  py::class_<MeasureRequest>(m, "MeasureRequest", "What to measure; see iteragpu.measure().")
-      .def(py::init([](py::handle device, std::int64_t batch, std::int64_t context,
-                       std::int64_t width, std::int64_t hidden, py::handle dtype, int warmup,
-                       int repeats, std::uint64_t seed, py::handle output,
-                       py::handle backend_path) {
+  py::class_<MeasureRequest>(m, "MeasureRequest", R"pbdoc(
+    What to measure, as written: every value is kept as text and parsed by the core when
+    measuring or predicting, exactly as the command line's options are.
+  )pbdoc")
+      .def(py::init([](py::handle device, py::handle batch, py::handle context, py::handle width,
+                       py::handle hidden, py::handle dtype, py::handle warmup, py::handle repeats,
+                       py::handle seed, py::handle output, py::handle backend_path) {
              MeasureRequest request;
              request.device = text_keyword(device, "device");
-             request.batch = batch;
-             request.context = context;
-             request.width = width;
-             request.hidden = hidden;
+             request.batch = numeric_keyword_text(batch, "batch");
+             request.context = numeric_keyword_text(context, "context");
+             request.width = numeric_keyword_text(width, "width");
+             request.hidden = hidden.is_none() ? "" : numeric_keyword_text(hidden, "hidden");
              request.dtype = text_keyword(dtype, "dtype");
-             request.warmup = warmup;
-             request.repeats = repeats;
-             request.seed = seed;
+             request.warmup = numeric_keyword_text(warmup, "warmup");
+             request.repeats = numeric_keyword_text(repeats, "repeats");
+             request.seed = numeric_keyword_text(seed, "seed");
              request.output = path_keyword_text(output, "output");
              request.backend_path = path_keyword_text(backend_path, "backend_path");
              return request;
            }),
-           py::kw_only(), py::arg("device") = py::str(defaults.device), py::arg("batch") = defaults.batch,
-           py::arg("context") = defaults.context, py::arg("width") = defaults.width,
-           py::arg("hidden") = defaults.hidden, py::arg("dtype") = py::str(defaults.dtype),
-           py::arg("warmup") = defaults.warmup, py::arg("repeats") = defaults.repeats,
-           py::arg("seed") = defaults.seed, py::arg("output") = py::none(),
-           py::arg("backend_path") = py::none(),
-           "Keywords as for iteragpu.measure(); the core validates them when measuring.")
+           py::kw_only(), py::arg("device") = py::str(defaults.device),
+           py::arg("batch") = py::int_(1), py::arg("context") = py::int_(16),
+           py::arg("width") = py::int_(64), py::arg("hidden") = py::none(),
+           py::arg("dtype") = py::str(defaults.dtype), py::arg("warmup") = py::int_(1),
+           py::arg("repeats") = py::int_(2), py::arg("seed") = py::int_(20260924),
+           py::arg("output") = py::none(), py::arg("backend_path") = py::none(),
+           "Keywords as for iteragpu.measure(); int or str for the numbers (hidden=None: 4 x width).")
       .def_readonly("device", &MeasureRequest::device)
       .def_readonly("batch", &MeasureRequest::batch)
       .def_readonly("context", &MeasureRequest::context, "Positions; no attention, no KV cache.")
       .def_readonly("width", &MeasureRequest::width)
-      .def_readonly("hidden", &MeasureRequest::hidden, "0 means 4 x width.")
+      .def_readonly("hidden", &MeasureRequest::hidden, "'' means 4 x width.")
       .def_readonly("dtype", &MeasureRequest::dtype)
       .def_readonly("warmup", &MeasureRequest::warmup)
       .def_readonly("repeats", &MeasureRequest::repeats)
       .def_readonly("seed", &MeasureRequest::seed)
       .def_readonly("output", &MeasureRequest::output, "The JSON file to create ('' for none).")
       .def_readonly("backend_path", &MeasureRequest::backend_path)
-      .def("__repr__",
-           [](const MeasureRequest& r) {
-             return "MeasureRequest(device='" + r.device + "', batch=" + std::to_string(r.batch) +
-                    ", context=" + std::to_string(r.context) + ", width=" +
-                    std::to_string(r.width) + ", hidden=" + std::to_string(r.hidden) +
-                    ", dtype='" + r.dtype + "', warmup=" + std::to_string(r.warmup) +
-                    ", repeats=" + std::to_string(r.repeats) + ")";
-           })
-      .def(py::pickle(
-          [](const MeasureRequest& r) {
-            return py::make_tuple(r.device, r.batch, r.context, r.width, r.hidden, r.dtype,
-                                  r.warmup, r.repeats, r.seed, r.output, r.backend_path);
-          },
-          [](const py::tuple& t) {
-            MeasureRequest r;
-            r.device = t[0].cast<std::string>();
-            r.batch = t[1].cast<std::int64_t>();
-            r.context = t[2].cast<std::int64_t>();
-            r.width = t[3].cast<std::int64_t>();
-            r.hidden = t[4].cast<std::int64_t>();
-            r.dtype = t[5].cast<std::string>();
-            r.warmup = t[6].cast<int>();
-            r.repeats = t[7].cast<int>();
-            r.seed = t[8].cast<std::uint64_t>();
-            r.output = t[9].cast<std::string>();
-            r.backend_path = t[10].cast<std::string>();
-            return r;
-          }));
+      .def("__repr__", [](const MeasureRequest& r) {
+        return "MeasureRequest(device='" + r.device + "', batch='" + r.batch + "', context='" + r.context +
+               "', width='" + r.width + "', hidden='" + r.hidden + "', dtype='" + r.dtype + "', warmup='" +
+               r.warmup + "', repeats='" + r.repeats + "')";
+      });
+
+  py::class_<MeasureConfiguration>(m, "MeasureConfiguration", R"pbdoc(
+    A MeasureRequest parsed by the core: whole numbers, hidden resolved (4 x width when the
+    request left it out). What a Measurement records as its configuration.
+  )pbdoc")
+      .def_static("parse", &MeasureConfiguration::parse, py::arg("request"),
+                  "Parses a MeasureRequest. Raises UsageError (a ValueError) naming the keyword.")
+      .def_readonly("device", &MeasureConfiguration::device)
+      .def_readonly("batch", &MeasureConfiguration::batch)
+      .def_readonly("context", &MeasureConfiguration::context)
+      .def_readonly("width", &MeasureConfiguration::width)
+      .def_readonly("hidden", &MeasureConfiguration::hidden)
+      .def_readonly("dtype", &MeasureConfiguration::dtype)
+      .def_readonly("warmup", &MeasureConfiguration::warmup)
+      .def_readonly("repeats", &MeasureConfiguration::repeats)
+      .def_readonly("seed", &MeasureConfiguration::seed)
+      .def_readonly("output", &MeasureConfiguration::output)
+      .def("__repr__", [](const MeasureConfiguration& c) {
+        return "MeasureConfiguration(device='" + c.device + "', batch=" + std::to_string(c.batch) +
+               ", context=" + std::to_string(c.context) + ", width=" + std::to_string(c.width) +
+               ", hidden=" + std::to_string(c.hidden) + ", dtype='" + c.dtype + "', warmup=" +
+               std::to_string(c.warmup) + ", repeats=" + std::to_string(c.repeats) + ")";
+      });
 
   py::class_<SyntheticModel>(m, "SyntheticModel",
                              "Linear(width->hidden) -> GELU -> Linear(hidden->width).")
-      .def_static("from_request", &SyntheticModel::from, py::arg("request"), R"pbdoc(
+      .def_static(
+          "from_request",
+          [](const MeasureRequest& request) { return SyntheticModel::from(MeasureConfiguration::parse(request)); },
+          py::arg("request"), R"pbdoc(
             The model a request describes, without touching a GPU.
 
             Args:
@@ -172,25 +161,7 @@ void register_request(py::module_& m) {
       .def_readonly("dtype_bytes", &SyntheticModel::dtype_bytes)
       .def_readonly("parameter_count", &SyntheticModel::parameter_count)
       .def_readonly("parameter_bytes", &SyntheticModel::parameter_bytes)
-      .def_readonly("input_bytes", &SyntheticModel::input_bytes)
-      .def(py::pickle(
-          [](const SyntheticModel& s) {
-            return py::make_tuple(s.batch, s.context, s.width, s.hidden, s.dtype, s.dtype_bytes,
-                                  s.parameter_count, s.parameter_bytes, s.input_bytes);
-          },
-          [](const py::tuple& t) {
-            SyntheticModel s;
-            s.batch = t[0].cast<std::int64_t>();
-            s.context = t[1].cast<std::int64_t>();
-            s.width = t[2].cast<std::int64_t>();
-            s.hidden = t[3].cast<std::int64_t>();
-            s.dtype = t[4].cast<std::string>();
-            s.dtype_bytes = t[5].cast<int>();
-            s.parameter_count = t[6].cast<std::int64_t>();
-            s.parameter_bytes = t[7].cast<std::int64_t>();
-            s.input_bytes = t[8].cast<std::int64_t>();
-            return s;
-          }));
+      .def_readonly("input_bytes", &SyntheticModel::input_bytes);
 }
 
 void register_measurement(py::module_& m) {
@@ -199,7 +170,7 @@ void register_measurement(py::module_& m) {
     Counters are this process's caching allocator on the selected GPU only.
   )pbdoc");
   measurement.def_readonly("environment", &Measurement::environment, "EnvironmentReport.")
-      .def_readonly("configuration", &Measurement::configuration, "The MeasureRequest.")
+      .def_readonly("configuration", &Measurement::configuration, "The MeasureConfiguration measured.")
       .def_readonly("model", &Measurement::model, "The SyntheticModel measured.")
       .def_readonly("phases", &Measurement::phases, "PhaseRow list, in order.")
       .def_readonly("timing", &Measurement::timing,
@@ -231,54 +202,90 @@ void register_measurement(py::module_& m) {
              return "Measurement(device='" + x.configuration.device + "', phases=" +
                     std::to_string(x.phases.size()) + ")";
            })
-      .def(py::pickle(
-          [](const Measurement& x) {
-            return py::make_tuple(x.environment, x.configuration, x.model, x.phases, x.timing,
-                                  x.prediction);
-          },
-          [](const py::tuple& t) {
-            Measurement x;
-            x.environment = t[0].cast<EnvironmentReport>();
-            x.configuration = t[1].cast<MeasureRequest>();
-            x.model = t[2].cast<SyntheticModel>();
-            x.phases = t[3].cast<std::vector<PhaseRow>>();
-            x.timing = t[4].cast<TimingSummary>();
-            x.prediction = t[5].cast<std::optional<MemoryPrediction>>();
-            return x;
-          }));
+      .def_static("from_json", &Measurement::from_json, py::arg("text"), py::arg("source") = "measurement",
+                  "A measurement from its JSON document. Raises DataFileError when it is not one.")
+      .def_static(
+          "read", [](py::handle path) { return Measurement::read(path_keyword_text(path, "path")); },
+          py::arg("path"), "A measurement file (schema iteragpu.measurement), checked in full.")
+      // Pickled as its own JSON document: one format for files, workers and pickles.
+      .def(py::pickle([](const Measurement& x) { return x.to_json(); },
+                      [](const std::string& json) { return Measurement::from_json(json, "pickled measurement"); }));
   add_report_methods(measurement, "measurement_html");
 }
 
-// Calls the Python progress callback between phases, and turns Ctrl-C (or an exception the
-// callback raises) into a stop at the next phase boundary through the core's own
-// interruption path, so the core still cleans up and writes nothing.
-class ProgressBridge {
+// Between the core and Python while measurements run with the GIL released: calls the
+// progress callback, notices Ctrl-C (a kernel interrupt), and keeps the Python exception
+// either raised, so the core can stop its work cleanly (writing nothing) before it is
+// raised again. With several devices, rows_done and rows_total count every device's rows.
+class PythonCallbacks {
  public:
-  explicit ProgressBridge(py::object callback) : callback_(std::move(callback)) {}
+  explicit PythonCallbacks(py::object callback, py::object point_callback = py::none())
+      : callback_(std::move(callback)), point_callback_(std::move(point_callback)) {}
 
-  PhaseProgress function() {
+  // Returns true when Python asked to stop: a KeyboardInterrupt (the core's Interrupted
+  // follows, itself a KeyboardInterrupt) or another exception raised by a signal handler.
+  bool stop_requested() {
+    py::gil_scoped_acquire gil;
+    if (error_) return true;
+    if (PyErr_CheckSignals() == 0) return false;
+    py::error_already_set raised;  // fetches and clears it
+    if (!raised.matches(PyExc_KeyboardInterrupt)) error_ = std::move(raised);
+    return true;
+  }
+
+  // False once a Python exception is waiting to be raised: the work must stop.
+  bool progress(const std::string& device, const PhaseRow& row, int rows_done, int rows_total) {
+    py::gil_scoped_acquire gil;
+    if (error_) return false;
+    if (callback_.is_none()) return true;
+    progress_[device] = {rows_done, rows_total};
+    int done = 0, total = 0;
+    for (const auto& entry : progress_) {
+      done += entry.second.first;
+      total += entry.second.second;
+    }
+    try {
+      callback_(row, done, total);
+    } catch (py::error_already_set& error) {
+      error_ = std::move(error);
+      return false;
+    }
+    return true;
+  }
+
+  // A sweep's point, once measured.
+  void point(const SweepPoint& point, int measurements) {
+    py::gil_scoped_acquire gil;
+    if (point_callback_.is_none() || error_) return;
+    progress_.clear();  // each point's rows count on their own
+    try {
+      point_callback_(point, measurements);
+    } catch (py::error_already_set& error) {
+      error_ = std::move(error);
+    }
+  }
+
+  // In-process measurements: the same, through PhaseMeasurer's own interruption.
+  PhaseProgress in_process_progress() {
     return [this](const PhaseRow& row, int rows_done, int rows_total) {
-      py::gil_scoped_acquire gil;
-      if (!callback_.is_none() && !error_) {
-        try {
-          callback_(row, rows_done, rows_total);
-        } catch (py::error_already_set& error) {
-          error_ = std::move(error);
-          PhaseMeasurer::request_interrupt();
-          return;
-        }
-      }
-      if (PyErr_CheckSignals() != 0) {
-        py::error_already_set raised;  // fetches and clears it
-        // KeyboardInterrupt becomes the core's Interrupted (a KeyboardInterrupt too).
-        if (!raised.matches(PyExc_KeyboardInterrupt)) error_ = std::move(raised);
-        PhaseMeasurer::request_interrupt();
-      }
+      progress("", row, rows_done, rows_total);
+      if (stop_requested()) PhaseMeasurer::request_interrupt();
     };
   }
 
-  // The callback's exception wins over the Interrupted it caused.
-  void rethrow_callback_error() {
+  RunnerOptions runner_options() {
+    RunnerOptions options;
+    options.progress = [this](const std::string& device, const PhaseRow& row, int done, int total) {
+      // Thrown so that the runner tells the worker to stop at once, before it can publish;
+      // run() then raises the Python exception itself.
+      if (!progress(device, row, done, total)) throw Interrupted("stopped by the progress callback");
+    };
+    options.cancel = [this] { return stop_requested(); };
+    return options;
+  }
+
+  // The callback's (or a signal handler's) exception wins over the Interrupted it caused.
+  void rethrow_python_error() {
     if (error_) {
       py::error_already_set error = std::move(*error_);
       error_.reset();
@@ -286,25 +293,115 @@ class ProgressBridge {
     }
   }
 
+  // Runs `work` without the GIL, then raises the Python exception that stopped it, if any.
+  template <typename Work>
+  auto run(Work&& work) {
+    std::optional<decltype(work())> result;
+    try {
+      py::gil_scoped_release no_gil;
+      result.emplace(work());
+    } catch (const Error&) {
+      rethrow_python_error();
+      throw;
+    }
+    rethrow_python_error();
+    return std::move(*result);
+  }
+
  private:
   py::object callback_;
+  py::object point_callback_;
   std::optional<py::error_already_set> error_;
+  std::map<std::string, std::pair<int, int>> progress_;
 };
 
-Measurement measure_in_process(const PhaseMeasurer& measurer, const MeasureRequest& request,
-                               py::object progress, bool write_file) {
-  ProgressBridge bridge(std::move(progress));
-  std::optional<Measurement> result;
-  try {
-    py::gil_scoped_release no_gil;  // the GPU work needs no Python
-    result = write_file ? measurer.measure(request, bridge.function())
-                        : measurer.run(request, bridge.function());
-  } catch (const Error&) {
-    bridge.rethrow_callback_error();
-    throw;
-  }
-  bridge.rethrow_callback_error();
-  return std::move(*result);
+void register_summary(py::module_& m) {
+  py::class_<DeviceResultFigures>(m, "DeviceResultFigures", "A few figures of one GPU's measurement.")
+      .def_readonly("gpu_name", &DeviceResultFigures::gpu_name)
+      .def_readonly("warm_forward_host_seconds_median", &DeviceResultFigures::warm_forward_host_seconds_median)
+      .def_readonly("model_load_allocated_bytes", &DeviceResultFigures::model_load_allocated_bytes)
+      .def_readonly("peak_allocated_bytes_max", &DeviceResultFigures::peak_allocated_bytes_max);
+  py::class_<DeviceOutcome>(m, "DeviceOutcome", "What became of one GPU's worker.")
+      .def_readonly("device", &DeviceOutcome::device)
+      .def_readonly("exit_code", &DeviceOutcome::exit_code, "The worker's; 128 + N when signal N ended it.")
+      .def_readonly("result_file", &DeviceOutcome::result_file, "'' when no result was written.")
+      .def_readonly("error", &DeviceOutcome::error, "The worker's error message; '' on success.")
+      .def_readonly("figures", &DeviceOutcome::figures, "DeviceResultFigures, or None.")
+      .def_readonly("measurement", &DeviceOutcome::measurement, "The Measurement, or None.")
+      .def_property_readonly("ok", &DeviceOutcome::ok)
+      .def("__repr__", [](const DeviceOutcome& o) {
+        return "DeviceOutcome(device='" + o.device + "', ok=" + (o.ok() ? "True" : "False") + ")";
+      });
+  py::class_<MeasurementSummary> summary(m, "MeasurementSummary", R"pbdoc(
+    Several GPUs measured at the same time, one worker process each (device="all" or a list).
+  )pbdoc");
+  summary.def_readonly("configuration", &MeasurementSummary::configuration)
+      .def_readonly("devices", &MeasurementSummary::devices, "DeviceOutcome list, in device order.")
+      .def_readonly("interrupted", &MeasurementSummary::interrupted)
+      .def_property_readonly("complete", &MeasurementSummary::complete)
+      .def_property_readonly("exit_code", &MeasurementSummary::exit_code);
+  add_report_methods(summary, "summary_html");
+}
+
+void register_sweep(py::module_& m) {
+  py::class_<SweepPoint>(m, "SweepPoint", "One measured point of a sweep.")
+      .def_readonly("value", &SweepPoint::value)
+      .def_readonly("outcome", &SweepPoint::outcome, "fits | over budget | out of memory | beyond bounds")
+      .def_readonly("fits", &SweepPoint::fits)
+      .def_readonly("peak_reserved_bytes", &SweepPoint::peak_reserved_bytes, "The largest over the phases, or None.")
+      .def_readonly("peak_allocated_bytes", &SweepPoint::peak_allocated_bytes)
+      .def_readonly("predicted_peak_reserved_bytes", &SweepPoint::predicted_peak_reserved_bytes)
+      .def_readonly("warm_forward_host_seconds_median", &SweepPoint::warm_forward_host_seconds_median)
+      .def_readonly("error", &SweepPoint::error)
+      .def("__repr__", [](const SweepPoint& p) {
+        return "SweepPoint(value=" + std::to_string(p.value) + ", outcome='" + p.outcome + "')";
+      });
+  py::class_<SweepResult> result(m, "SweepResult", R"pbdoc(
+    The largest value of one dimension whose peak reserved memory stays under a budget, and
+    every point measured to find it (in the order measured).
+  )pbdoc");
+  result.def_readonly("start", &SweepResult::start, "The MeasureConfiguration grown from.")
+      .def_readonly("vary", &SweepResult::vary)
+      .def_readonly("budget", &SweepResult::budget, "As given: '50%' or a number of bytes.")
+      .def_readonly("budget_bytes", &SweepResult::budget_bytes)
+      .def_readonly("free_bytes", &SweepResult::free_bytes, "Reported by the runtime at the first point.")
+      .def_readonly("gpu_name", &SweepResult::gpu_name)
+      .def_readonly("points", &SweepResult::points)
+      .def_property_readonly("points_by_value", &SweepResult::points_by_value)
+      .def_readonly("predicted_largest", &SweepResult::predicted_largest)
+      .def_readonly("largest_fitting", &SweepResult::largest_fitting)
+      .def_readonly("smallest_not_fitting", &SweepResult::smallest_not_fitting)
+      .def_property_readonly("measurements", &SweepResult::measurements)
+      .def(
+          "plot", [](py::object self) { return call_display("plot_sweep", self); },
+          R"pbdoc(
+            Plots peak reserved memory against the varied dimension, with the budget, with
+            matplotlib (imported now, not at ``import iteragpu``).
+
+            Returns:
+                matplotlib.figure.Figure
+          )pbdoc");
+  add_report_methods(result, "sweep_html");
+
+  m.def(
+      "run_sweep",
+      [](const MeasureRequest& start, py::handle vary, py::handle budget, py::handle output,
+         py::object progress, py::object on_point) {
+        SweepRequest request;
+        request.start = start;
+        request.vary = text_keyword(vary, "vary");
+        request.budget = numeric_keyword_text(budget, "budget");
+        request.output = path_keyword_text(output, "output");
+        PythonCallbacks callbacks(std::move(progress), std::move(on_point));
+        const MemorySweep sweep(MeasurementRunner(callbacks.runner_options()),
+                                [&callbacks](const SweepPoint& point, int measurements) {
+                                  callbacks.point(point, measurements);
+                                });
+        return callbacks.run([&] { return sweep.run(request); });
+      },
+      py::arg("start"), py::arg("vary"), py::arg("budget") = py::str("50%"), py::arg("output") = py::none(),
+      py::arg("progress") = py::none(), py::arg("on_point") = py::none(),
+      "MemorySweep::run through fresh workers; see iteragpu.sweep().");
 }
 
 }  // namespace
@@ -313,24 +410,47 @@ void register_measure(py::module_& m) {
   register_counters_and_rows(m);
   register_request(m);
   register_measurement(m);
+  register_summary(m);
+  register_sweep(m);
+
+  m.def(
+      "run_measurements",
+      [](const MeasureRequest& request, py::object progress, py::handle worker_path) -> py::object {
+        PythonCallbacks callbacks(std::move(progress));
+        RunnerOptions options = callbacks.runner_options();
+        options.worker_path = path_keyword_text(worker_path, "worker_path");
+        const MeasurementRunner runner(options);
+        if (names_several_devices(request.device))
+          return py::cast(callbacks.run([&] { return runner.measure_devices(request); }));
+        return py::cast(callbacks.run([&] { return runner.measure(request); }));
+      },
+      py::arg("request"), py::arg("progress") = py::none(), py::arg("worker_path") = py::none(), R"pbdoc(
+        Measures in fresh worker processes (the core's MeasurementRunner): one GPU gives a
+        Measurement, several ("all" or "cuda:0,cuda:1") a MeasurementSummary. The GIL is
+        released while they run; Ctrl-C or an exception from progress stops every worker
+        between phases, writing nothing, and is raised.
+      )pbdoc");
 
   py::class_<PhaseMeasurer>(m, "PhaseMeasurer", R"pbdoc(
-    Measures in THIS process. iteragpu.measure() (and iteragpu.PhaseMeasurer) run it in a
-    fresh child process by default: a long-lived process's allocator state would pollute
-    the baselines.
+    Measures in THIS process: its allocator state (earlier work in a Jupyter kernel) then
+    carries into the baselines. iteragpu.measure() uses a fresh worker process instead.
   )pbdoc")
       .def(py::init<>(), "The LibTorch backend plugin is loaded on first use.")
       .def(
           "measure",
           [](const PhaseMeasurer& measurer, const MeasureRequest& request, py::object progress) {
-            return measure_in_process(measurer, request, std::move(progress), true);
+            PythonCallbacks callbacks(std::move(progress));
+            return callbacks.run([&] {
+              return request.output.empty() ? measurer.run(request, callbacks.in_process_progress())
+                                            : measurer.measure(request, callbacks.in_process_progress());
+            });
           },
           py::arg("request"), py::arg("progress") = py::none(), R"pbdoc(
-            Measures and publishes request.output atomically (never overwritten, never
-            partial). The GIL is released while the GPU works.
+            Measures in this process; publishes request.output atomically when it is set
+            (never overwritten, never partial). The GIL is released while the GPU works.
 
             Args:
-                request: a MeasureRequest with an output path.
+                request: a MeasureRequest.
                 progress: None, or a callable(row: PhaseRow, rows_done: int, rows_total: int)
                     called after each phase row. An exception it raises stops the
                     measurement at the next phase boundary and is re-raised.
@@ -341,24 +461,7 @@ void register_measure(py::module_& m) {
             Raises:
                 UsageError, BackendUnavailable, DeviceUnavailable, OutputExists, OutOfMemory,
                 MeasurementFailed, Interrupted.
-          )pbdoc")
-      .def(
-          "run",
-          [](const PhaseMeasurer& measurer, const MeasureRequest& request, py::object progress) {
-            return measure_in_process(measurer, request, std::move(progress), false);
-          },
-          py::arg("request"), py::arg("progress") = py::none(), R"pbdoc(
-            Like measure() without writing a file (request.output is ignored).
-
-            Args:
-                request: a MeasureRequest.
-                progress: as for measure().
-
-            Returns:
-                Measurement
-          )pbdoc")
-      .def_static("request_interrupt", &PhaseMeasurer::request_interrupt,
-                  "Makes a running measurement stop between phases with Interrupted.");
+          )pbdoc");
 }
 
 }  // namespace iteragpu::python

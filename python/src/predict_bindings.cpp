@@ -93,17 +93,25 @@ void register_prediction(py::module_& m) {
            })
       .def(py::pickle(
           [](const MemoryPrediction& p) {
-            return py::make_tuple(p.configuration, p.model, p.target, p.cublaslt_used, p.phases,
-                                  p.caveats);
+            // The configuration as the text it parses from; the model follows from it.
+            const MeasureRequest c = p.configuration.to_request();
+            return py::make_tuple(py::make_tuple(c.device, c.batch, c.context, c.width, c.hidden, c.dtype,
+                                                 c.warmup, c.repeats, c.seed),
+                                  p.target, p.cublaslt_used, p.phases, p.caveats);
           },
           [](const py::tuple& t) {
             MemoryPrediction p;
-            p.configuration = t[0].cast<MeasureRequest>();
-            p.model = t[1].cast<SyntheticModel>();
-            p.target = t[2].cast<PredictionTarget>();
-            p.cublaslt_used = t[3].cast<bool>();
-            p.phases = t[4].cast<std::vector<PhasePrediction>>();
-            p.caveats = t[5].cast<std::vector<std::string>>();
+            const auto c = t[0].cast<std::vector<std::string>>();
+            MeasureRequest request;
+            request.device = c.at(0), request.batch = c.at(1), request.context = c.at(2);
+            request.width = c.at(3), request.hidden = c.at(4), request.dtype = c.at(5);
+            request.warmup = c.at(6), request.repeats = c.at(7), request.seed = c.at(8);
+            p.configuration = MeasureConfiguration::parse(request);
+            p.model = SyntheticModel::from(p.configuration);
+            p.target = t[1].cast<PredictionTarget>();
+            p.cublaslt_used = t[2].cast<bool>();
+            p.phases = t[3].cast<std::vector<PhasePrediction>>();
+            p.caveats = t[4].cast<std::vector<std::string>>();
             return p;
           }));
   add_report_methods(prediction, "prediction_html");

@@ -61,11 +61,11 @@ BENCHMARK(BM_QuoteWithUnitCost);
 // the caching-allocator model, on the table for compute capability 9.0.
 void BM_PredictSeedLargeCommand(benchmark::State& state) {
   iteragpu::MeasureRequest request;
-  request.batch = 2;
-  request.context = 128;
-  request.width = 1024;
-  request.warmup = 3;
-  request.repeats = 5;
+  request.batch = "2";
+  request.context = "128";
+  request.width = "1024";
+  request.warmup = "3";
+  request.repeats = "5";
   const auto target = iteragpu::PredictionTarget::from_table(9, 0);
   for (auto _ : state) benchmark::DoNotOptimize(iteragpu::MemoryPredictor::predict(request, target));
 }
@@ -74,7 +74,7 @@ BENCHMARK(BM_PredictSeedLargeCommand);
 // The same with 1,000 warm repeats: the cost per predicted row.
 void BM_PredictThousandRepeats(benchmark::State& state) {
   iteragpu::MeasureRequest request;
-  request.repeats = 1000;
+  request.repeats = "1000";
   const auto target = iteragpu::PredictionTarget::from_table(9, 0);
   for (auto _ : state) benchmark::DoNotOptimize(iteragpu::MemoryPredictor::predict(request, target));
 }

@@ -42,6 +42,9 @@ class FakeBackend : public Backend {
     std::set<std::string> unsupported_dtypes;  // open() answers kUnsupported for these
     std::vector<InjectedFailure> failures;
     bool has_gpu_timer = true;                  // false: gpu_timer_seconds is kUnsupported
+    // Each fake GPU's memory: an allocation that would take reserved beyond it fails with
+    // kOutOfMemory, as cudaMalloc would; free memory is reported as this minus reserved.
+    std::uint64_t memory_bytes = kGpuTotalBytes;
     std::function<void(const std::string& call)> on_call;  // e.g. to request an interrupt
   };
 
@@ -75,10 +78,10 @@ class FakeBackend : public Backend {
     report.cuda_build_version = script_.gpu_count > 0 ? std::optional<std::string>("12.8") : std::nullopt;
     report.gpu_runtime_available = script_.gpu_count > 0;
     for (int i = 0; i < script_.gpu_count; ++i)
-      report.gpus.push_back({i, "Fake GPU " + std::to_string(i), 9, 0, kGpuTotalBytes, 132});
+      report.gpus.push_back({i, "Fake GPU " + std::to_string(i), 9, 0, script_.memory_bytes, 132});
     if (device_index >= 0 && device_index < script_.gpu_count) {
-      report.selected_free_bytes = kGpuTotalBytes - reserved_;
-      report.selected_total_bytes = kGpuTotalBytes;
+      report.selected_free_bytes = script_.memory_bytes - reserved_;
+      report.selected_total_bytes = script_.memory_bytes;
     }
     return BackendStatus::Ok();
   }
@@ -139,7 +142,7 @@ class FakeBackend : public Backend {
     if (auto status = enter("load_model"); !status.ok()) return status;
     if (model_loaded_) return breach("load_model twice");
     for (std::int64_t elements : {spec_.hidden * spec_.width, spec_.hidden, spec_.width * spec_.hidden, spec_.width})
-      allocate(tensor_bytes(elements));
+      if (!allocate(tensor_bytes(elements))) return out_of_memory();
     model_loaded_ = true;
     return BackendStatus::Ok();
   }
@@ -147,7 +150,7 @@ class FakeBackend : public Backend {
   BackendStatus create_inputs() override {
     if (auto status = enter("create_inputs"); !status.ok()) return status;
     if (inputs_created_) return breach("create_inputs twice");
-    allocate(tensor_bytes(spec_.batch * spec_.context * spec_.width));
+    if (!allocate(tensor_bytes(spec_.batch * spec_.context * spec_.width))) return out_of_memory();
     inputs_created_ = true;
     return BackendStatus::Ok();
   }
@@ -158,14 +161,20 @@ class FakeBackend : public Backend {
     if (!model_loaded_ || !inputs_created_) return breach("forward before the model and inputs");
     if (output_alive_) return breach("forward while the previous output is alive");
     if (!workspace_allocated_) {
-      allocate(workspace_bytes(spec_.device_index));
+      if (!allocate(workspace_bytes(spec_.device_index))) return out_of_memory();
       workspace_allocated_ = true;
     }
     const std::uint64_t hidden = tensor_bytes(spec_.batch * spec_.context * spec_.hidden);
-    allocate(hidden);
-    allocate(hidden);
+    if (!allocate(hidden)) return out_of_memory();
+    if (!allocate(hidden)) {
+      free(hidden);
+      return out_of_memory();
+    }
     free(hidden);
-    allocate(output_bytes());
+    if (!allocate(output_bytes())) {
+      free(hidden);
+      return out_of_memory();
+    }
     free(hidden);
     output_alive_ = true;
     ++forwards_;
@@ -214,11 +223,21 @@ class FakeBackend : public Backend {
 
   std::uint64_t dtype_bytes() const { return spec_.dtype == "float32" ? 4 : 2; }
 
-  void allocate(std::uint64_t bytes) {
-    allocated_ += bytes;
-    if (allocated_ > reserved_) reserved_ = (allocated_ + kSegmentBytes - 1) / kSegmentBytes * kSegmentBytes;
+  // False, changing nothing, when the reserved memory would exceed the GPU's.
+  bool allocate(std::uint64_t bytes) {
+    const std::uint64_t allocated = allocated_ + bytes;
+    const std::uint64_t reserved =
+        allocated > reserved_ ? (allocated + kSegmentBytes - 1) / kSegmentBytes * kSegmentBytes : reserved_;
+    if (reserved > script_.memory_bytes) return false;
+    allocated_ = allocated;
+    reserved_ = reserved;
     peak_allocated_ = std::max(peak_allocated_, allocated_);
     peak_reserved_ = std::max(peak_reserved_, reserved_);
+    return true;
+  }
+  BackendStatus out_of_memory() const {
+    return {BackendStatus::Code::kOutOfMemory,
+            "CUDA out of memory (Fake GPU of " + std::to_string(script_.memory_bytes) + " bytes)"};
   }
   void free(std::uint64_t bytes) { allocated_ -= bytes; }
 

@@ -7,6 +7,7 @@
 //   unsupported_dtype=DTYPE     open() refuses DTYPE
 //   interrupt=CALL:N            the N-th CALL raises SIGINT, as a user's Ctrl-C would
 //   delay=CALL:MS               every CALL first sleeps MS milliseconds (a slow GPU)
+//   memory=BYTES                each fake GPU's memory (allocations beyond it: out of memory)
 // ITERAGPU_FAKE_ABI_VERSION overrides the interface version it declares (to test refusal).
 
 #include <chrono>
@@ -49,6 +50,8 @@ FakeBackend::Script script_from_environment() {
     const std::vector<std::string> fields = split(value, ':');
     if (key == "gpus") {
       script.gpu_count = std::stoi(value);
+    } else if (key == "memory") {
+      script.memory_bytes = std::stoull(value);
     } else if (key == "unsupported_dtype") {
       script.unsupported_dtypes.insert(value);
     } else if (key == "fail" && fields.size() == 3) {

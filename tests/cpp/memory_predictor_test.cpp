@@ -19,11 +19,11 @@ constexpr std::uint64_t MiB = 1024 * 1024;
 
 MeasureRequest seed_large() {  // the seed's second command
   MeasureRequest request;
-  request.batch = 2;
-  request.context = 128;
-  request.width = 1024;
-  request.warmup = 3;
-  request.repeats = 5;
+  request.batch = "2";
+  request.context = "128";
+  request.width = "1024";
+  request.warmup = "3";
+  request.repeats = "5";
   return request;
 }
 
@@ -112,8 +112,8 @@ TEST(MemoryPredictor, UsesTheSmallerCublasWorkspaceOutsideComputeCapability90) {
 
 TEST(MemoryPredictor, NoCublasLtWorkspaceWhenAWeightDimensionIsOne) {
   MeasureRequest request;
-  request.width = 1;
-  request.hidden = 8;
+  request.width = "1";
+  request.hidden = "8";
   const MemoryPrediction p = MemoryPredictor::predict(request, PredictionTarget::from_table(9, 0));
   EXPECT_FALSE(p.cublaslt_used);
   // Parameters 8+8+8+1 floats: four 512-byte blocks; input 16 floats; output 16 floats.
@@ -137,7 +137,7 @@ TEST(MemoryPredictor, SaysWhenTheAllocatorSettingsAreNotTheDefaults) {
 
 TEST(MemoryPredictor, ValidatesTheRequestAndTheComputeCapability) {
   MeasureRequest request;
-  request.batch = 0;
+  request.batch = "0";
   EXPECT_NE(message_of<UsageError>([&] { MemoryPredictor::predict(request, PredictionTarget::from_table(9, 0)); })
                 .find("batch"),
             std::string::npos);
@@ -179,8 +179,8 @@ TEST(MemoryPredictor, UsesTheWorkspaceSizesTheBackendReports) {
 
 TEST(MemoryPredictor, EveryMeasuredRowCarriesItsPredictionAndTheDifference) {
   MeasureRequest request;
-  request.warmup = 0;
-  request.repeats = 3;
+  request.warmup = "0";
+  request.repeats = "3";
   const Measurement m = PhaseMeasurer(std::make_shared<FakeBackend>()).run(request);
   ASSERT_TRUE(m.prediction.has_value());
   ASSERT_EQ(m.prediction->phases.size(), m.phases.size());

@@ -25,12 +25,12 @@ using Calls = std::vector<std::string>;
 MeasureRequest seed_example() {  // the SPEC's first command
   MeasureRequest request;
   request.device = "cuda:0";
-  request.batch = 1;
-  request.context = 16;
-  request.width = 64;
+  request.batch = "1";
+  request.context = "16";
+  request.width = "64";
   request.dtype = "float32";
-  request.warmup = 1;
-  request.repeats = 2;
+  request.warmup = "1";
+  request.repeats = "2";
   return request;
 }
 
@@ -59,7 +59,7 @@ std::shared_ptr<FakeBackend> fake(FakeBackend::Script script = {}) {
 // --- the synthetic model -------------------------------------------------------------------
 
 TEST(SyntheticModel, SizesOfTheSeedExample) {
-  const SyntheticModel model = SyntheticModel::from(seed_example());
+  const SyntheticModel model = SyntheticModel::from(MeasureConfiguration::parse(seed_example()));
   EXPECT_EQ(model.hidden, 256);  // 4 × width
   EXPECT_EQ(model.parameter_count, 64 * 256 + 256 + 256 * 64 + 64);
   EXPECT_EQ(model.dtype_bytes, 4);
@@ -69,14 +69,14 @@ TEST(SyntheticModel, SizesOfTheSeedExample) {
 
 TEST(SyntheticModel, ExplicitHiddenAndHalfPrecision) {
   MeasureRequest request = seed_example();
-  request.hidden = 100;
+  request.hidden = "100";
   request.dtype = "bfloat16";
-  const SyntheticModel model = SyntheticModel::from(request);
+  const SyntheticModel model = SyntheticModel::from(MeasureConfiguration::parse(request));
   EXPECT_EQ(model.hidden, 100);
   EXPECT_EQ(model.parameter_count, 64 * 100 + 100 + 100 * 64 + 64);
   EXPECT_EQ(model.parameter_bytes, model.parameter_count * 2);
   request.dtype = "float16";
-  EXPECT_EQ(SyntheticModel::from(request).dtype_bytes, 2);
+  EXPECT_EQ(SyntheticModel::from(MeasureConfiguration::parse(request)).dtype_bytes, 2);
 }
 
 TEST(SyntheticModel, RefusesBadValuesNamingTheField) {
@@ -85,23 +85,32 @@ TEST(SyntheticModel, RefusesBadValuesNamingTheField) {
     std::string field;
   };
   const std::vector<Case> cases = {
-      {[](MeasureRequest& r) { r.batch = 0; }, "batch"},
-      {[](MeasureRequest& r) { r.context = -1; }, "context"},
-      {[](MeasureRequest& r) { r.width = 0; }, "width"},
-      {[](MeasureRequest& r) { r.hidden = -5; }, "hidden"},
-      {[](MeasureRequest& r) { r.warmup = -1; }, "warmup"},
-      {[](MeasureRequest& r) { r.repeats = 0; }, "repeats"},
+      {[](MeasureRequest& r) { r.batch = "0"; }, "batch"},
+      {[](MeasureRequest& r) { r.context = "-1"; }, "context"},
+      {[](MeasureRequest& r) { r.width = "0"; }, "width"},
+      {[](MeasureRequest& r) { r.hidden = "-5"; }, "hidden"},
+      {[](MeasureRequest& r) { r.warmup = "-1"; }, "warmup"},
+      {[](MeasureRequest& r) { r.repeats = "0"; }, "repeats"},
       {[](MeasureRequest& r) { r.dtype = "float64"; }, "dtype"},
       {[](MeasureRequest& r) { r.dtype = "FLOAT32"; }, "dtype"},
-      {[](MeasureRequest& r) { r.width = (std::int64_t{1} << 24) + 1; }, "width"},
-      {[](MeasureRequest& r) { r.width = std::int64_t{1} << 23; }, "width"},  // 4 × width too big
-      {[](MeasureRequest& r) { r.repeats = 1000000; }, "repeats"},
+      {[](MeasureRequest& r) { r.width = std::to_string((std::int64_t{1} << 24) + 1); }, "width"},
+      {[](MeasureRequest& r) { r.width = std::to_string(std::int64_t{1} << 23); }, "width"},  // 4 × width too big
+      {[](MeasureRequest& r) { r.repeats = "1000000"; }, "repeats"},
+      // Text as a user writes it, parsed once by the core for the CLI, Python and workers.
+      {[](MeasureRequest& r) { r.batch = "1.5"; }, "batch"},
+      {[](MeasureRequest& r) { r.context = "1e3"; }, "context"},
+      {[](MeasureRequest& r) { r.width = " 64"; }, "width"},
+      {[](MeasureRequest& r) { r.width = "0x40"; }, "width"},
+      {[](MeasureRequest& r) { r.hidden = "0"; }, "hidden"},
+      {[](MeasureRequest& r) { r.seed = "-1"; }, "seed"},
+      {[](MeasureRequest& r) { r.warmup = ""; }, "warmup"},
+      {[](MeasureRequest& r) { r.repeats = std::string(2000, '9'); }, "repeats"},
   };
   for (const auto& c : cases) {
     MeasureRequest request = seed_example();
     c.change(request);
     try {
-      SyntheticModel::from(request);
+      SyntheticModel::from(MeasureConfiguration::parse(request));
       ADD_FAILURE() << "accepted a bad " << c.field;
     } catch (const UsageError& e) {
       EXPECT_EQ(e.field(), c.field) << e.what();
@@ -110,11 +119,23 @@ TEST(SyntheticModel, RefusesBadValuesNamingTheField) {
   }
 }
 
+TEST(MeasureConfiguration, ParsesTextOnceAndResolvesHidden) {
+  MeasureRequest request = seed_example();
+  request.width = "+128";
+  const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
+  EXPECT_EQ(configuration.width, 128);
+  EXPECT_EQ(configuration.hidden, 512);  // left out: 4 × width
+  const MeasureRequest back = configuration.to_request();
+  EXPECT_EQ(back.width, "128");
+  EXPECT_EQ(back.hidden, "512");
+  EXPECT_EQ(MeasureConfiguration::parse(back).hidden, 512);
+}
+
 TEST(SyntheticModel, HugeProductsAreRefusedNotOverflowed) {
   MeasureRequest request = seed_example();
-  request.batch = request.context = request.width = std::int64_t{1} << 24;
-  request.hidden = 1;
-  const std::string message = message_of<UsageError>([&] { SyntheticModel::from(request); });
+  request.batch = request.context = request.width = std::to_string(std::int64_t{1} << 24);
+  request.hidden = "1";
+  const std::string message = message_of<UsageError>([&] { SyntheticModel::from(MeasureConfiguration::parse(request)); });
   EXPECT_NE(message.find("input"), std::string::npos) << message;
 }
 
@@ -154,8 +175,8 @@ TEST(PhaseMeasurer, ExactCallOrder) {
 TEST(PhaseMeasurer, WarmupForwardsShareOneRowAndReleaseBetween) {
   auto backend = fake();
   MeasureRequest request = seed_example();
-  request.warmup = 3;
-  request.repeats = 1;
+  request.warmup = "3";
+  request.repeats = "1";
   const Measurement m = PhaseMeasurer(backend).run(request);
   ASSERT_EQ(m.phases.size(), 5u);
   EXPECT_EQ(m.phases[3].phase, "warmup");
@@ -176,7 +197,7 @@ TEST(PhaseMeasurer, WarmupForwardsShareOneRowAndReleaseBetween) {
 TEST(PhaseMeasurer, NoWarmupMeansNoWarmupRow) {
   auto backend = fake();
   MeasureRequest request = seed_example();
-  request.warmup = 0;
+  request.warmup = "0";
   const Measurement m = PhaseMeasurer(backend).run(request);
   ASSERT_EQ(m.phases.size(), 5u);
   EXPECT_EQ(m.phases[2].phase, "cold_forward");
@@ -405,7 +426,7 @@ TEST(PhaseMeasurer, UnusableOutputDirectoryOrEmptyPathIsRefusedBeforeAnyBackendC
   request.output = "";
   message_of<UsageError>([&] { PhaseMeasurer(backend).measure(request); });
   request.output = dir.file("result.json");
-  request.batch = 0;  // bad values too are refused before the backend is touched
+  request.batch = "0";  // bad values too are refused before the backend is touched
   message_of<UsageError>([&] { PhaseMeasurer(backend).measure(request); });
   EXPECT_TRUE(backend->calls.empty());
 }

@@ -104,7 +104,7 @@ TEST(TimingSummary, FirstRepeatFarFromTheOthers) {
 
 TEST(TimingSummary, EveryMeasurementCarriesItInEveryView) {
   MeasureRequest request;
-  request.repeats = 3;
+  request.repeats = "3";
   const Measurement m = PhaseMeasurer(std::make_shared<FakeBackend>()).run(request);
   EXPECT_EQ(m.timing.warm_repeats, 3);
   ASSERT_TRUE(m.timing.gpu_event_seconds.has_value());

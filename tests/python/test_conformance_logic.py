@@ -635,7 +635,7 @@ def test_python_request_keywords_are_those_of_the_module():
     import inspect
 
     request = iteragpu.MeasureRequest(**conformance.python_request(dict(cell(), hidden=1001), "x.json"))
-    assert (request.hidden, request.output, request.device) == (1001, "x.json", "cuda:0")
+    assert (request.hidden, request.output, request.device) == ("1001", "x.json", "cuda:0")
     parameters = inspect.signature(iteragpu.PhaseMeasurer.measure).parameters
     assert "in_process" in parameters and "progress" in parameters
 

@@ -162,8 +162,12 @@ def test_bad_values_raise_value_error_in_both_modes(run_python, tmp_path, fake_b
 
 
 def test_wrong_type_is_a_type_error():
+    # Numbers may be int or str (parsed by the core as the command line's are); not a list
+    # or a bool.
     with pytest.raises(TypeError):
-        iteragpu.measure(batch="1")
+        iteragpu.measure(batch=[1])
+    with pytest.raises(TypeError):
+        iteragpu.measure(batch=True)
     with pytest.raises(TypeError, match="progress"):
         iteragpu.measure(progress="yes")
 
@@ -197,16 +201,17 @@ def test_progress_callback_error_stops_the_measurement(run_python, tmp_path, fak
     assert not output.exists()
 
 
-def test_child_that_dies_without_result_raises_error(monkeypatch, tmp_path):
-    monkeypatch.setattr(sys, "executable", "/bin/false")
+def test_worker_that_dies_without_result_raises_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("ITERAGPU_MEASURE_WORKER", "/bin/false")
     with pytest.raises(iteragpu.Error, match="exited with code 1 without a result"):
         iteragpu.measure(output=tmp_path / "m.json")
     assert list(tmp_path.iterdir()) == []
 
 
-def test_child_imports_this_package(fake_backend, tmp_path, monkeypatch):
-    # Even with PYTHONPATH cleared, the child finds the iteragpu the parent imported.
+def test_worker_is_found_beside_the_package(fake_backend, tmp_path, monkeypatch):
+    # Whatever PYTHONPATH says, the runner starts the worker installed with this package.
     monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.delenv("ITERAGPU_MEASURE_WORKER", raising=False)
     measurement = iteragpu.measure(backend_path=fake_backend, progress=False)
     assert len(measurement.phases) == 6
 
@@ -255,3 +260,60 @@ def test_timing_spread_and_warnings_in_every_view(fake_backend):
     assert "Warm repeats (2)" in measurement.to_text()
     page = measurement._repr_html_()
     assert "Warm repeats: 2" in page and "few_repeats" in page and "CV" in page
+
+
+# --- the runner: several GPUs, text keywords, measurements read back ---------------------------
+
+
+def test_every_gpu_at_once_gives_a_summary(tmp_path, fake_backend, monkeypatch):
+    monkeypatch.setenv("ITERAGPU_FAKE_BACKEND", "gpus=2;fail_device=1:forward:1:oom")
+    rows = []
+    summary = iteragpu.measure(device="all", output=tmp_path / "m.json", backend_path=fake_backend,
+                               progress=lambda row, done, total: rows.append((done, total)), **SMALL)
+    assert isinstance(summary, iteragpu.MeasurementSummary)
+    assert [outcome.device for outcome in summary.devices] == ["cuda:0", "cuda:1"]
+    assert summary.devices[0].ok and not summary.devices[1].ok
+    assert summary.devices[1].exit_code == 3 and "injected oom" in summary.devices[1].error
+    assert summary.devices[0].measurement.to_json() == (tmp_path / "m-cuda0.json").read_text()
+    assert not summary.complete and summary.exit_code == 3
+    assert json.loads((tmp_path / "m.json").read_text()) == summary.to_dict()
+    assert rows and all(total >= done for done, total in rows)
+    assert "Measurement summary" in summary._repr_html_()
+
+
+def test_numbers_as_text_are_parsed_by_the_core_like_the_command_line(fake_backend):
+    measurement = iteragpu.measure(batch="2", width="+32", hidden=None, backend_path=fake_backend, progress=False)
+    assert (measurement.configuration.batch, measurement.configuration.width) == (2, 32)
+    assert measurement.configuration.hidden == 128  # None: 4 x width
+    for keyword, value in [("batch", "1e3"), ("width", "1.5"), ("hidden", 0), ("repeats", "0x2")]:
+        with pytest.raises(iteragpu.UsageError) as raised:
+            iteragpu.measure(backend_path=fake_backend, progress=False, **{keyword: value})
+        assert raised.value.field == keyword
+
+
+def test_a_measurement_file_reads_back_whole(tmp_path, fake_backend):
+    output = tmp_path / "m.json"
+    measurement = iteragpu.measure(output=output, backend_path=fake_backend, progress=False, **SMALL)
+    again = iteragpu.Measurement.read(output)
+    assert again.to_json() == output.read_text() == measurement.to_json()
+    assert iteragpu.Measurement.from_json(output.read_text()).phases[4].repeat == 1
+    (tmp_path / "bad.json").write_text('{"schema": "iteragpu.measurement"}')
+    with pytest.raises(iteragpu.DataFileError, match="bad.json"):
+        iteragpu.Measurement.read(tmp_path / "bad.json")
+
+
+def test_sweep_finds_the_largest_batch_under_the_budget(tmp_path, fake_backend, monkeypatch):
+    monkeypatch.setenv("ITERAGPU_FAKE_BACKEND", "memory=268435456")
+    points = []
+    result = iteragpu.sweep("batch", width=1024, budget="50%", output=tmp_path / "s.json",
+                            backend_path=fake_backend, progress=lambda point, n: points.append((point.value, n)))
+    assert result.budget_bytes == 268435456 // 2
+    assert result.smallest_not_fitting == result.largest_fitting + 1
+    fits = {point.value: point.fits for point in result.points}
+    assert fits[result.largest_fitting] and not fits[result.smallest_not_fitting]
+    assert [n for _, n in points] == list(range(1, result.measurements + 1))
+    assert json.loads((tmp_path / "s.json").read_text()) == result.to_dict()
+    assert "Memory sweep" in result._repr_html_()
+    with pytest.raises(iteragpu.UsageError) as raised:
+        iteragpu.sweep("depth", backend_path=fake_backend, progress=False)
+    assert raised.value.field == "vary"

@@ -90,4 +90,15 @@ class Interrupted : public Error {
   ExitCode exit_code() const override { return ExitCode::kInterrupted; }
 };
 
+// An error crosses a process boundary (a measurement worker to its runner) as its class
+// name, field, and message, and is thrown again there as the same class: callers still
+// never parse messages.
+struct ErrorRecord {
+  std::string type;     // "OutOfMemory", "UsageError", ... ("Error" for anything else)
+  std::string field;    // UsageError only
+  std::string message;  // UsageError: the reason, without the "--field: " prefix
+};
+ErrorRecord record_of(const Error& error);
+[[noreturn]] void throw_recorded(const ErrorRecord& record);
+
 }  // namespace iteragpu

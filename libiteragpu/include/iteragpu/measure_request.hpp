@@ -1,23 +1,51 @@
 #pragma once
-// What a measurement (or a prediction) is asked for, and the model it describes.
+// What a measurement (or a prediction) is asked for, as the user wrote it, and the checked
+// configuration and model the core derives from it once per run.
 
 #include <cstdint>
 #include <string>
 
 namespace iteragpu {
 
+// The largest batch, context, width or hidden size a bounded measurement accepts.
+inline constexpr std::int64_t kMaxModelDimension = std::int64_t{1} << 24;  // 16,777,216
+
+// As written on the command line, in a Python keyword or in a worker's request: text, parsed
+// by MeasureConfiguration::parse like every other request of the core.
 struct MeasureRequest {
+  std::string device = "cuda:0";  // cuda:N; `all` or cuda:0,cuda:1 for the runner
+  std::string batch = "1";
+  std::string context = "16";     // positions; no attention, no KV cache
+  std::string width = "64";
+  std::string hidden;             // empty: 4 × width
+  std::string dtype = "float32";  // float32 | float16 | bfloat16
+  std::string warmup = "1";
+  std::string repeats = "2";
+  std::string seed = "20260924";
+  std::string output;             // JSON file to create; must not exist
+  std::string backend_path;       // explicit plugin file; empty = default search
+};
+
+// A request checked and resolved: whole numbers in range, hidden given (4 × width when the
+// request left it out), dtype known.
+struct MeasureConfiguration {
   std::string device = "cuda:0";
   std::int64_t batch = 1;
-  std::int64_t context = 16;   // positions; no attention, no KV cache
+  std::int64_t context = 16;
   std::int64_t width = 64;
-  std::int64_t hidden = 0;     // 0 = 4 × width
-  std::string dtype = "float32";  // float32 | float16 | bfloat16
+  std::int64_t hidden = 256;
+  std::string dtype = "float32";
   int warmup = 1;
   int repeats = 2;
   std::uint64_t seed = 20260924;
-  std::string output;          // JSON file to create; must not exist
-  std::string backend_path;    // explicit plugin file; empty = default search
+  std::string output;
+  std::string backend_path;
+
+  // Throws UsageError naming the field and what is accepted. The device text is kept as
+  // written: a single measurement checks it is cuda:N, the runner also accepts lists.
+  static MeasureConfiguration parse(const MeasureRequest& request);
+  // The same configuration as text (what a worker process is sent).
+  MeasureRequest to_request() const;
 };
 
 struct SyntheticModel {
@@ -28,7 +56,7 @@ struct SyntheticModel {
   std::int64_t parameter_bytes = 0;
   std::int64_t input_bytes = 0;
 
-  static SyntheticModel from(const MeasureRequest& request);  // validates; UsageError
+  static SyntheticModel from(const MeasureConfiguration& configuration);  // validates; UsageError
 };
 
 }  // namespace iteragpu

@@ -53,7 +53,7 @@ struct PhasePrediction {
 };
 
 struct MemoryPrediction {
-  MeasureRequest configuration;  // hidden resolved, output ignored
+  MeasureConfiguration configuration;  // output ignored
   SyntheticModel model;
   PredictionTarget target;
   bool cublaslt_used = true;     // the bias-fused GEMM path of at::addmm (cuBLASLt)
@@ -71,6 +71,9 @@ class MemoryPredictor {
   // Validates `request` like PhaseMeasurer (UsageError) and predicts every phase row.
   // Touches no GPU and loads no backend.
   static MemoryPrediction predict(const MeasureRequest& request, const PredictionTarget& target);
+  // The same for a configuration already parsed, and its model.
+  static MemoryPrediction predict(const MeasureConfiguration& configuration, const SyntheticModel& model,
+                                  const PredictionTarget& target);
 };
 
 }  // namespace iteragpu

@@ -29,7 +29,7 @@ struct PhaseRow {
 
 struct Measurement {
   EnvironmentReport environment;
-  MeasureRequest configuration;
+  MeasureConfiguration configuration;
   SyntheticModel model;
   std::vector<PhaseRow> phases;
   // The counters predicted for this configuration on this GPU before it was touched, one
@@ -45,6 +45,8 @@ struct Measurement {
   int exact_predicted_counters() const;
 
   std::string to_json() const;  // schema "iteragpu.measurement"
+  static Measurement from_json(const std::string& text, const std::string& source);
+  static Measurement read(const std::string& path);
   std::string to_text() const;
 };
 

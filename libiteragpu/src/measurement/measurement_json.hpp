@@ -8,7 +8,7 @@ namespace iteragpu {
 
 // Writes `"configuration": {<device_key>: request.device (null when empty), batch, ..., seed}`.
 inline void write_measure_configuration(JsonWriter& json, const char* device_key,
-                                        const MeasureRequest& request, const SyntheticModel& model) {
+                                        const MeasureConfiguration& request, const SyntheticModel& model) {
   json.key("configuration").begin_object()
       .key(device_key);
   if (request.device.empty()) {
@@ -61,5 +61,24 @@ inline void write_phase_counter_differences(JsonWriter& json, const AllocatorCou
   json.key("peak_allocated_bytes").value(difference(end.peak_allocated_bytes, predicted_end.peak_allocated_bytes))
       .key("peak_reserved_bytes").value(difference(end.peak_reserved_bytes, predicted_end.peak_reserved_bytes));
 }
+
+// Writes a phase row's own members (phase, repeat, forwards, times, counters) into the open
+// object: a row of a measurement file and a worker's progress record have the same shape.
+inline void write_phase_row_members(JsonWriter& json, const PhaseRow& row) {
+  json.key("phase").value(row.phase).key("repeat");
+  if (row.repeat > 0) {
+    json.value(row.repeat);
+  } else {
+    json.null();
+  }
+  json.key("forwards").value(row.forwards)
+      .key("host_seconds").value(row.host_seconds)
+      .key("gpu_event_seconds").value(row.gpu_event_seconds);
+  write_phase_counters(json, row.baseline, row.end);
+}
+
+// One phase row as its own document ("iteragpu.phase-row"), and back (measurement_reader.cpp).
+std::string phase_row_to_json(const PhaseRow& row);
+PhaseRow phase_row_from_json(const std::string& text);
 
 }  // namespace iteragpu

@@ -269,10 +269,15 @@ PredictionTarget PredictionTarget::resolve(const std::string& device,
 
 MemoryPrediction MemoryPredictor::predict(const MeasureRequest& request,
                                           const PredictionTarget& target) {
+  const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
+  return predict(configuration, SyntheticModel::from(configuration), target);
+}
+
+MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& request, const SyntheticModel& model,
+                                          const PredictionTarget& target) {
   MemoryPrediction prediction;
-  prediction.model = SyntheticModel::from(request);
+  prediction.model = model;
   prediction.configuration = request;
-  prediction.configuration.hidden = prediction.model.hidden;
   prediction.configuration.output.clear();
   prediction.target = target;
 

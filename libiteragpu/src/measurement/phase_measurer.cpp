@@ -18,18 +18,6 @@ namespace {
 constexpr const char* kMeasurementSchema = "iteragpu.measurement";
 constexpr int kMeasurementSchemaVersion = 1;
 
-// Bounds that keep every size computation far from overflow and the workload "bounded";
-// anything within them that does not fit on the GPU is the device's out-of-memory answer.
-constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;  // 16,777,216
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;   // per tensor
-constexpr int kMaxForwards = 100000;                           // warmup, repeats
-
-struct DtypeSize {
-  const char* name;
-  int bytes;
-};
-constexpr DtypeSize kDtypes[] = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}};
-
 // Set from a signal handler: lock-free, so async-signal-safe.
 std::atomic<bool> interrupt_requested{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
@@ -42,31 +30,6 @@ struct InterruptScope {
 void throw_if_interrupted(const char* when) {
   if (interrupt_requested.load())
     throw Interrupted(std::string("interrupted ") + when + "; nothing was written");
-}
-
-void check_dimension(std::int64_t value, const char* field, std::int64_t minimum) {
-  if (value < minimum)
-    throw UsageError(field, std::to_string(value) + " is too small; expected an integer from " +
-                                std::to_string(minimum) + " to " + std::to_string(kMaxDimension));
-  if (value > kMaxDimension)
-    throw UsageError(field, std::to_string(value) + " is too large; expected an integer from " +
-                                std::to_string(minimum) + " to " + std::to_string(kMaxDimension) +
-                                " (this is a bounded measurement)");
-}
-
-void check_count(int value, const char* field, int minimum) {
-  if (value < minimum || value > kMaxForwards)
-    throw UsageError(field, std::to_string(value) + " is out of range; expected an integer from " +
-                                std::to_string(minimum) + " to " + std::to_string(kMaxForwards));
-}
-
-// a × b × c elements, refused beyond kMaxElements (which also rules out overflow).
-std::int64_t bounded_elements(std::int64_t a, std::int64_t b, std::int64_t c, const char* what) {
-  std::int64_t ab = 0, abc = 0;
-  if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc) || abc > kMaxElements)
-    throw UsageError("", "the " + std::string(what) + " would exceed " + std::to_string(kMaxElements) +
-                             " elements; reduce --batch, --context, --width or --hidden");
-  return abc;
 }
 
 // Refuses to measure without a GPU: never a CPU fallback.
@@ -90,10 +53,10 @@ void require_selected_gpu(const EnvironmentReport& environment) {
 
 // The counters this configuration should show on the selected GPU, from the allocator rules;
 // none for a ROCm build, whose allocator and BLAS libraries the rules do not describe.
-std::optional<MemoryPrediction> predict_for(const MeasureRequest& request,
+std::optional<MemoryPrediction> predict_for(const MeasureConfiguration& request, const SyntheticModel& model,
                                             const EnvironmentReport& environment) {
   if (environment.stack && environment.stack->hip_build_version) return std::nullopt;
-  return MemoryPredictor::predict(request, PredictionTarget::from_environment(environment));
+  return MemoryPredictor::predict(request, model, PredictionTarget::from_environment(environment));
 }
 
 // The spread of the warm_forward rows' times; GPU event times only when every row has one.
@@ -116,11 +79,10 @@ TimingSummary summarize_warm_repeats(const std::vector<PhaseRow>& phases) {
 }
 
 Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
-                         const MeasureRequest& request, const PhaseProgress& progress) {
+                         const MeasureConfiguration& request, const PhaseProgress& progress) {
   Measurement measurement;
-  measurement.model = SyntheticModel::from(request);
+  measurement.model = SyntheticModel::from(request);  // the one derivation of this run
   measurement.configuration = request;
-  measurement.configuration.hidden = measurement.model.hidden;
   const int device_index = parse_device_index(request.device, "device");
   throw_if_interrupted("before the measurement started");
 
@@ -132,7 +94,7 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
   measurement.environment = environment.collect(environment_request);
   require_selected_gpu(measurement.environment);
 
-  measurement.prediction = predict_for(request, measurement.environment);
+  measurement.prediction = predict_for(request, measurement.model, measurement.environment);
 
   const int rows_total = phase_row_count(request);
   measurement.phases.reserve(static_cast<std::size_t>(rows_total));
@@ -235,36 +197,6 @@ std::string format_seconds(const std::optional<double>& seconds) {
 
 }  // namespace
 
-SyntheticModel SyntheticModel::from(const MeasureRequest& request) {
-  SyntheticModel model;
-  check_dimension(request.batch, "batch", 1);
-  check_dimension(request.context, "context", 1);
-  check_dimension(request.width, "width", 1);
-  if (request.hidden != 0) check_dimension(request.hidden, "hidden", 1);
-  check_count(request.warmup, "warmup", 0);
-  check_count(request.repeats, "repeats", 1);
-  for (const auto& dtype : kDtypes)
-    if (request.dtype == dtype.name) model.dtype_bytes = dtype.bytes;
-  if (model.dtype_bytes == 0)
-    throw UsageError("dtype", "'" + request.dtype + "' is not a supported dtype; expected float32, "
-                              "float16 or bfloat16");
-  model.dtype = request.dtype;
-  model.batch = request.batch;
-  model.context = request.context;
-  model.width = request.width;
-  model.hidden = request.hidden != 0 ? request.hidden : 4 * request.width;
-  if (model.hidden > kMaxDimension)
-    throw UsageError("width", std::to_string(request.width) + " gives a default hidden size 4 × width "
-                              "above " + std::to_string(kMaxDimension) + "; set --hidden or reduce --width");
-  // Linear(width→hidden) weight and bias, Linear(hidden→width) weight and bias.
-  const std::int64_t weights = bounded_elements(2, model.width, model.hidden, "model's weights");
-  model.parameter_count = weights + model.hidden + model.width;
-  model.parameter_bytes = model.parameter_count * model.dtype_bytes;
-  model.input_bytes = bounded_elements(model.batch, model.context, model.width, "input") * model.dtype_bytes;
-  bounded_elements(model.batch, model.context, model.hidden, "hidden activation");
-  return model;
-}
-
 PhaseMeasurer::PhaseMeasurer() = default;
 PhaseMeasurer::PhaseMeasurer(std::shared_ptr<Backend> backend) : backend_(std::move(backend)) {}
 
@@ -272,16 +204,16 @@ void PhaseMeasurer::request_interrupt() { interrupt_requested.store(true); }
 
 Measurement PhaseMeasurer::run(const MeasureRequest& request, const PhaseProgress& progress) const {
   InterruptScope interrupt_scope;
-  return run_protocol(backend_, request, progress);
+  return run_protocol(backend_, MeasureConfiguration::parse(request), progress);
 }
 
 Measurement PhaseMeasurer::measure(const MeasureRequest& request, const PhaseProgress& progress) const {
   InterruptScope interrupt_scope;
   // Everything checkable without the GPU is checked before the backend is even loaded.
-  SyntheticModel::from(request);
-  parse_device_index(request.device, "device");
-  ensure_output_absent(request.output, "output");
-  Measurement measurement = run_protocol(backend_, request, progress);
+  const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
+  parse_device_index(configuration.device, "device");
+  ensure_output_absent(configuration.output, "output");
+  Measurement measurement = run_protocol(backend_, configuration, progress);
   const std::string json = measurement.to_json();
   throw_if_interrupted("before the result was written");
   publish_exclusively(request.output, json);
@@ -344,16 +276,8 @@ std::string Measurement::to_json() const {
   json.key("phases").begin_array();
   for (std::size_t index = 0; index < phases.size(); ++index) {
     const PhaseRow& row = phases[index];
-    json.begin_object().key("phase").value(row.phase).key("repeat");
-    if (row.repeat > 0) {
-      json.value(row.repeat);
-    } else {
-      json.null();
-    }
-    json.key("forwards").value(row.forwards)
-        .key("host_seconds").value(row.host_seconds)
-        .key("gpu_event_seconds").value(row.gpu_event_seconds);
-    write_phase_counters(json, row.baseline, row.end);
+    json.begin_object();
+    write_phase_row_members(json, row);
     const PhasePrediction* predicted = predicted_row(index);
     json.key("predicted");
     if (predicted) {

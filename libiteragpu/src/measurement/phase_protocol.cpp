@@ -9,7 +9,7 @@
 namespace iteragpu {
 namespace {
 
-std::string configuration_text(const MeasureRequest& request, const SyntheticModel& model) {
+std::string configuration_text(const MeasureConfiguration& request, const SyntheticModel& model) {
   return request.device + ", batch " + std::to_string(model.batch) + ", context " +
          std::to_string(model.context) + ", width " + std::to_string(model.width) + ", hidden " +
          std::to_string(model.hidden) + ", dtype " + model.dtype + ", warmup " +
@@ -20,7 +20,7 @@ std::string configuration_text(const MeasureRequest& request, const SyntheticMod
 // timed region allocates or formats; failures leave it by exception.
 class PhaseProtocol {
  public:
-  PhaseProtocol(Backend& backend, const MeasureRequest& request, const SyntheticModel& model)
+  PhaseProtocol(Backend& backend, const MeasureConfiguration& request, const SyntheticModel& model)
       : backend_(backend), request_(request), model_(model) {}
 
   template <typename Work>
@@ -76,7 +76,7 @@ class PhaseProtocol {
 
  private:
   Backend& backend_;
-  const MeasureRequest& request_;
+  const MeasureConfiguration& request_;
   const SyntheticModel& model_;
 };
 
@@ -88,7 +88,7 @@ struct BackendSession {
 
 }  // namespace
 
-int phase_row_count(const MeasureRequest& request) {
+int phase_row_count(const MeasureConfiguration& request) {
   return 3 + (request.warmup > 0 ? 1 : 0) + request.repeats;
 }
 
@@ -104,7 +104,7 @@ ModelSpec model_spec(const SyntheticModel& model, int device_index, std::uint64_
   return spec;
 }
 
-void run_phase_protocol(Backend& backend, const MeasureRequest& request,
+void run_phase_protocol(Backend& backend, const MeasureConfiguration& request,
                         const SyntheticModel& model, const ModelSpec& spec,
                         const std::function<void(PhaseRow row)>& record) {
   PhaseProtocol protocol(backend, request, model);

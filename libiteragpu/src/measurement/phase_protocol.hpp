@@ -14,7 +14,7 @@ namespace iteragpu {
 
 // The rows a request produces: model_load, inputs, cold_forward, warmup (when warmup > 0),
 // then one warm_forward per repeat.
-int phase_row_count(const MeasureRequest& request);
+int phase_row_count(const MeasureConfiguration& request);
 
 ModelSpec model_spec(const SyntheticModel& model, int device_index, std::uint64_t seed);
 
@@ -22,7 +22,7 @@ ModelSpec model_spec(const SyntheticModel& model, int device_index, std::uint64_
 // called with each row as soon as it is complete (it may throw to stop). A backend failure
 // is thrown as the core's error for it (OutOfMemory naming the phase and configuration,
 // DeviceUnavailable, UsageError for an unsupported dtype, MeasurementFailed).
-void run_phase_protocol(Backend& backend, const MeasureRequest& request,
+void run_phase_protocol(Backend& backend, const MeasureConfiguration& request,
                         const SyntheticModel& model, const ModelSpec& spec,
                         const std::function<void(PhaseRow row)>& record);
 

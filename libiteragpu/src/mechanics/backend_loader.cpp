@@ -68,11 +68,14 @@ std::string directory_of(const std::string& path) {
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
-std::vector<std::string> default_candidates() {
+// Beside the core, then in the plugin folder relative to it: the plugin and the measurement
+// worker are installed together.
+std::vector<std::string> candidates_beside_core(const std::string& file_name) {
   const std::string directory = directory_of(core_object_path());
-  return {directory + "/" + kBackendPluginFileName,
-          directory + "/" + ITERAGPU_PLUGIN_RELATIVE_DIR + "/" + kBackendPluginFileName};
+  return {directory + "/" + file_name, directory + "/" + ITERAGPU_PLUGIN_RELATIVE_DIR + "/" + file_name};
 }
+
+std::vector<std::string> default_candidates() { return candidates_beside_core(kBackendPluginFileName); }
 
 bool file_exists(const std::string& path) {
   struct stat info {};
@@ -178,6 +181,17 @@ const BackendLoadResult& load_torch_backend(const std::string& explicit_path) {
   auto found = state.results.find(explicit_path);
   if (found != state.results.end()) return found->second;
   return state.results.emplace(explicit_path, search_and_open(state, explicit_path)).first->second;
+}
+
+std::string find_measure_worker(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return explicit_path;
+  const char* from_environment = std::getenv("ITERAGPU_MEASURE_WORKER");
+  if (from_environment && *from_environment) return from_environment;
+  const std::vector<std::string> candidates = candidates_beside_core(kMeasureWorkerFileName);
+  for (const auto& candidate : candidates)
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  throw BackendUnavailable(std::string("no ") + kMeasureWorkerFileName + " found; looked in " + joined(candidates) +
+                           " (name it with ITERAGPU_MEASURE_WORKER); nothing was measured");
 }
 
 std::shared_ptr<Backend> backend_or_plugin(const std::shared_ptr<Backend>& backend,

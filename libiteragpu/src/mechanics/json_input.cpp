@@ -68,7 +68,8 @@ std::string parse_json(const std::string& text, rapidjson::Document& document) {
   // Strings must be valid UTF-8: what iteragpu writes always is, and RapidJSON 1.1.0 reads
   // past the end of an invalid sequence when it later names the member in a message (found
   // by the measurement fuzzer: a key ending in a truncated multi-byte character).
-  document.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(text.c_str(), text.size());
+  document.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
+                 rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
   if (document.HasParseError())
     return std::string("not valid JSON (") + rapidjson::GetParseError_En(document.GetParseError()) +
            " at offset " + std::to_string(document.GetErrorOffset()) + ")";

@@ -92,6 +92,20 @@ long long parse_bounded_positive_integer(const std::string& text, const std::str
   return value.convert_to<long long>();
 }
 
+long long parse_whole_number(const std::string& text, const std::string& field, long long minimum,
+                             long long maximum) {
+  const std::string accepted =
+      "expected a whole number from " + std::to_string(minimum) + " to " + std::to_string(maximum);
+  check_length(text, field, accepted);
+  const std::size_t begin = text[0] == '+' ? 1 : 0;
+  if (!all_digits(text, begin, text.size()))
+    throw UsageError(field, quoted_for_message(text) + " is not a whole number; " + accepted);
+  const BigInt value = exact::from_digits(text.substr(begin));
+  if (value < minimum || value > maximum)
+    throw UsageError(field, quoted_for_message(text) + " is out of range; " + accepted);
+  return value.convert_to<long long>();
+}
+
 Decimal parse_decimal(const std::string& text, const std::string& field, bool allow_negative) {
   const std::string accepted = allow_negative
                                    ? "expected a decimal number such as 4 or -0.5"

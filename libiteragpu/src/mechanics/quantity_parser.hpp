@@ -20,6 +20,10 @@ BigInt parse_positive_integer(const std::string& text, const std::string& field,
 // Like parse_positive_integer but capped: the value must be ≤ max_value.
 long long parse_bounded_positive_integer(const std::string& text, const std::string& field,
                                          long long max_value);
+// "0", "16", "+16" from minimum to maximum (not "1.5", "1e3", " 16", "0x10"): a count or a
+// size as written on a command line, in a Python keyword or in a worker's request.
+long long parse_whole_number(const std::string& text, const std::string& field, long long minimum,
+                             long long maximum);
 // "12", "0.5", "4." not accepted; no exponent, no NaN/Inf.
 Decimal parse_decimal(const std::string& text, const std::string& field, bool allow_negative);
 // A positive integer or a shorthand with a K/M/B/T suffix (10^3, 10^6, 10^9, 10^12):

@@ -1,6 +1,6 @@
-// The several-GPU plan and summary against the FakeBackend test double: device lists,
-// derived result paths, every check made before a process starts, figures read back from a
-// result file, the summary's exit-code rule, JSON (against its schema) and text.
+// The runner's several-GPU plan and summary against the FakeBackend test double: device
+// lists, derived result paths, every check made before a process starts, the figures of a
+// measurement, the summary's exit-code rule, JSON (against its schema) and text.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -9,7 +9,7 @@
 #include "expect_error.hpp"
 #include "fake_backend.hpp"
 #include "iteragpu/error.hpp"
-#include "iteragpu/multi_device_measurement.hpp"
+#include "iteragpu/measurement_runner.hpp"
 #include "process_runner.hpp"
 #include "schema_check.hpp"
 
@@ -28,6 +28,10 @@ MeasureRequest request_for(const std::string& devices, const std::string& summar
   request.device = devices;
   request.output = summary;
   return request;
+}
+
+std::vector<DeviceTarget> plan(const MeasureRequest& request, const std::shared_ptr<Backend>& backend) {
+  return plan_device_targets(MeasureConfiguration::parse(request), backend);
 }
 
 TEST(SeveralDevices, AllOrACommaNameSeveralDevices) {
@@ -51,7 +55,7 @@ TEST(SeveralDevices, ResultPathsSitBesideTheSummary) {
 TEST(SeveralDevicesPlan, AllIsEveryVisibleGpuAndAListKeepsItsOrder) {
   TempDir dir;
   const auto backend = fake_with_gpus(3);
-  const std::vector<DeviceTarget> all = plan_device_targets(request_for("all", dir.file("m.json")), backend);
+  const std::vector<DeviceTarget> all = plan(request_for("all", dir.file("m.json")), backend);
   ASSERT_EQ(all.size(), 3u);
   for (int index = 0; index < 3; ++index) {
     EXPECT_EQ(all[index].device, "cuda:" + std::to_string(index));
@@ -59,7 +63,7 @@ TEST(SeveralDevicesPlan, AllIsEveryVisibleGpuAndAListKeepsItsOrder) {
     EXPECT_EQ(all[index].result_file, dir.file("m-cuda" + std::to_string(index) + ".json"));
   }
   const std::vector<DeviceTarget> listed =
-      plan_device_targets(request_for("cuda:2,cuda:0", dir.file("m.json")), backend);
+      plan(request_for("cuda:2,cuda:0", dir.file("m.json")), backend);
   ASSERT_EQ(listed.size(), 2u);
   EXPECT_EQ(listed[0].device, "cuda:2");
   EXPECT_EQ(listed[1].result_file, dir.file("m-cuda0.json"));
@@ -76,7 +80,7 @@ TEST(SeveralDevicesPlan, MalformedListsAreRefusedBeforeTheBackendIsAsked) {
     SCOPED_TRACE(devices);
     const auto backend = fake_with_gpus(3);
     try {
-      plan_device_targets(request_for(devices, dir.file("m.json")), backend);
+      plan(request_for(devices, dir.file("m.json")), backend);
       ADD_FAILURE() << "accepted";
     } catch (const UsageError& e) {
       EXPECT_EQ(e.field(), "device");
@@ -84,9 +88,9 @@ TEST(SeveralDevicesPlan, MalformedListsAreRefusedBeforeTheBackendIsAsked) {
     EXPECT_TRUE(backend->calls.empty());
   }
   MeasureRequest bad_width = request_for("all", dir.file("m.json"));
-  bad_width.width = 0;
+  bad_width.width = "0";
   const auto backend = fake_with_gpus(3);
-  EXPECT_NE(message_of<UsageError>([&] { plan_device_targets(bad_width, backend); }).find("--width"),
+  EXPECT_NE(message_of<UsageError>([&] { plan(bad_width, backend); }).find("--width"),
             std::string::npos);
   EXPECT_TRUE(backend->calls.empty());
 }
@@ -94,15 +98,15 @@ TEST(SeveralDevicesPlan, MalformedListsAreRefusedBeforeTheBackendIsAsked) {
 TEST(SeveralDevicesPlan, NoGpuAMissingDeviceOrAnUnusableStackIsRefused) {
   TempDir dir;
   EXPECT_NE(message_of<DeviceUnavailable>([&] {
-              plan_device_targets(request_for("all", dir.file("m.json")), fake_with_gpus(0));
+              plan(request_for("all", dir.file("m.json")), fake_with_gpus(0));
             }).find("no GPU available"),
             std::string::npos);
   EXPECT_NE(message_of<DeviceUnavailable>([&] {
-              plan_device_targets(request_for("cuda:1,cuda:3", dir.file("m.json")), fake_with_gpus(2));
+              plan(request_for("cuda:1,cuda:3", dir.file("m.json")), fake_with_gpus(2));
             }).find("cuda:3 does not exist; this process sees 2 GPUs: cuda:0 to cuda:1"),
             std::string::npos);
   EXPECT_NE(message_of<BackendUnavailable>([&] {
-              plan_device_targets(request_for("all", dir.file("m.json")),
+              plan(request_for("all", dir.file("m.json")),
                                   fake_with_gpus(2, {{"describe", 1, BackendStatus::Code::kFailed, "broken"}}));
             }).find("could not describe the stack: broken"),
             std::string::npos);
@@ -113,7 +117,7 @@ TEST(SeveralDevicesPlan, AnyExistingTargetRefusesTheWholeRun) {
   TempDir dir;
   write_file(dir.file("m.json"), "x");
   const auto backend = fake_with_gpus(2);
-  EXPECT_NE(message_of<OutputExists>([&] { plan_device_targets(request_for("all", dir.file("m.json")), backend); })
+  EXPECT_NE(message_of<OutputExists>([&] { plan(request_for("all", dir.file("m.json")), backend); })
                 .find(dir.file("m.json") + " already exists"),
             std::string::npos);
   EXPECT_TRUE(backend->calls.empty());  // refused before the backend was asked
@@ -121,19 +125,19 @@ TEST(SeveralDevicesPlan, AnyExistingTargetRefusesTheWholeRun) {
   TempDir other;
   write_file(other.file("m-cuda1.json"), "x");
   EXPECT_NE(message_of<OutputExists>([&] {
-              plan_device_targets(request_for("all", other.file("m.json")), fake_with_gpus(2));
+              plan(request_for("all", other.file("m.json")), fake_with_gpus(2));
             }).find(other.file("m-cuda1.json") + " already exists"),
             std::string::npos);
   // A device that is not measured may keep its old file.
-  EXPECT_EQ(plan_device_targets(request_for("cuda:0", other.file("m.json")), fake_with_gpus(2)).size(), 1u);
+  EXPECT_EQ(plan(request_for("cuda:0", other.file("m.json")), fake_with_gpus(2)).size(), 1u);
 }
 
-// --- figures read back from a result file --------------------------------------------------
+// --- the figures of a measurement --------------------------------------------------------
 
 Measurement measured_on(const std::string& device, int gpus, int repeats, const std::string& output) {
   MeasureRequest request;
   request.device = device;
-  request.repeats = repeats;
+  request.repeats = std::to_string(repeats);
   request.output = output;
   return PhaseMeasurer(fake_with_gpus(gpus)).measure(request);
 }
@@ -142,7 +146,7 @@ TEST(DeviceResultFigures, AreThoseOfTheFile) {
   TempDir dir;
   const std::string file = dir.file("m-cuda1.json");
   const Measurement m = measured_on("cuda:1", 2, 3, file);
-  const DeviceResultFigures figures = DeviceResultFigures::read(file, "cuda:1");
+  const DeviceResultFigures figures = DeviceResultFigures::of(m, "cuda:1", file);
   EXPECT_EQ(figures.gpu_name, "Fake GPU 1");
   EXPECT_EQ(figures.model_load_allocated_bytes,
             static_cast<std::int64_t>(m.phases[0].end.allocated_bytes - m.phases[0].baseline.allocated_bytes));
@@ -162,27 +166,16 @@ TEST(DeviceResultFigures, MedianOfAnEvenCountIsTheMeanOfTheMiddleTwo) {
   TempDir dir;
   const std::string file = dir.file("m.json");
   const Measurement m = measured_on("cuda:0", 1, 2, file);
-  EXPECT_DOUBLE_EQ(DeviceResultFigures::read(file, "cuda:0").warm_forward_host_seconds_median,
+  EXPECT_DOUBLE_EQ(DeviceResultFigures::of(m, "cuda:0", file).warm_forward_host_seconds_median,
                    (m.phases[4].host_seconds + m.phases[5].host_seconds) / 2);
 }
 
-TEST(DeviceResultFigures, AFileOfAnotherDeviceOrNoMeasurementIsRefused) {
+TEST(DeviceResultFigures, AMeasurementOfAnotherDeviceIsRefused) {
   TempDir dir;
   const std::string file = dir.file("m.json");
-  measured_on("cuda:1", 2, 2, file);
-  EXPECT_NE(message_of<DataFileError>([&] { DeviceResultFigures::read(file, "cuda:0"); })
-                .find("measured cuda:1 (configured cuda:1), not cuda:0"),
-            std::string::npos);
-  write_file(dir.file("bad.json"), "{\"schema\": \"iteragpu.environment\"}");
-  EXPECT_NE(message_of<DataFileError>([&] { DeviceResultFigures::read(dir.file("bad.json"), "cuda:0"); })
-                .find("not a measurement file"),
-            std::string::npos);
-  write_file(dir.file("text.json"), "not json");
-  EXPECT_NE(message_of<DataFileError>([&] { DeviceResultFigures::read(dir.file("text.json"), "cuda:0"); })
-                .find("not valid JSON"),
-            std::string::npos);
-  EXPECT_NE(message_of<DataFileError>([&] { DeviceResultFigures::read(dir.file("absent.json"), "cuda:0"); })
-                .find("does not exist"),
+  const Measurement m = measured_on("cuda:1", 2, 2, file);
+  EXPECT_NE(message_of<DataFileError>([&] { DeviceResultFigures::of(m, "cuda:0", file); })
+                .find(file + ": measured cuda:1 (configured cuda:1), not cuda:0"),
             std::string::npos);
 }
 
@@ -206,8 +199,8 @@ DeviceOutcome failed(const std::string& device, int exit_code, const std::string
 
 MeasurementSummary summary_of(std::vector<DeviceOutcome> devices, bool interrupted = false) {
   MeasurementSummary summary;
-  summary.request.device = "all";
-  summary.request.output = "m.json";
+  summary.configuration.device = "all";
+  summary.configuration.output = "m.json";
   summary.devices = std::move(devices);
   summary.interrupted = interrupted;
   return summary;
@@ -274,7 +267,7 @@ TEST(MeasurementSummary, TextListsEveryDeviceAndTheErrors) {
 TEST(MeasurementSummary, IsPublishedOnceAndNeverOverwritten) {
   TempDir dir;
   MeasurementSummary summary = summary_of({succeeded("cuda:0")});
-  summary.request.output = dir.file("m.json");
+  summary.configuration.output = dir.file("m.json");
   summary.publish();
   EXPECT_EQ(read_file(dir.file("m.json")), summary.to_json());
   EXPECT_THROW(summary.publish(), OutputExists);

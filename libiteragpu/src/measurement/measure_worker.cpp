@@ -1,0 +1,95 @@
+// A measurement worker: one process, one measurement, so that its allocator counters are its
+// own on its own GPU (SPEC §3) and a Jupyter kernel's earlier work never pollutes them.
+
+#include "measurement/measure_worker.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "iteragpu/error.hpp"
+#include "iteragpu/measurement_runner.hpp"
+#include "iteragpu/phase_measurer.hpp"
+#include "measurement/worker_protocol.hpp"
+
+namespace iteragpu {
+namespace {
+
+// Writes everything or gives up silently: a runner that has gone cannot be told anything.
+void write_all(int fd, const std::string& text) {
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t count = write(fd, text.data() + written, text.size() - written);
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) return;
+    written += static_cast<std::size_t>(count);
+  }
+}
+
+// The request record: everything up to the first LF on stdin, bounded.
+std::string read_request_record() {
+  std::string text;
+  char c = 0;
+  while (text.size() < worker_protocol::kMaxRecordBytes) {
+    const ssize_t count = read(STDIN_FILENO, &c, 1);
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0 || c == '\n') break;
+    text += c;
+  }
+  if (!text.empty() && text.front() == worker_protocol::kRecordSeparator) text.erase(0, 1);
+  return text;
+}
+
+// True when the runner said go on; anything else (its end of the pipe closed, a refusal)
+// means stop.
+bool runner_says_continue() {
+  char answer = 0;
+  ssize_t count = 0;
+  do {
+    count = read(STDIN_FILENO, &answer, 1);
+  } while (count < 0 && errno == EINTR);
+  return count == 1 && answer == worker_protocol::kContinue;
+}
+
+}  // namespace
+
+int run_measure_worker() {
+  // The channel is the original stdout; fd 1 then goes to stderr, so nothing LibTorch or a
+  // driver prints can corrupt a record.
+  const int channel = dup(STDOUT_FILENO);
+  dup2(STDERR_FILENO, STDOUT_FILENO);
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction action {};
+  action.sa_handler = [](int) { PhaseMeasurer::request_interrupt(); };
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+
+  try {
+    const worker_protocol::WorkerRequest task = worker_protocol::parse_request(read_request_record());
+    const MeasureRequest& request = task.request;
+    if (task.task == worker_protocol::Task::kPlan) {
+      write_all(channel, worker_protocol::plan_record(plan_device_targets(MeasureConfiguration::parse(request))));
+      return 0;
+    }
+    const PhaseProgress progress = [channel](const PhaseRow& row, int done, int total) {
+      write_all(channel, worker_protocol::progress_record(row, done, total));
+      if (!runner_says_continue()) PhaseMeasurer::request_interrupt();  // stops at the next boundary
+    };
+    const PhaseMeasurer measurer;
+    const Measurement measurement =
+        request.output.empty() ? measurer.run(request, progress) : measurer.measure(request, progress);
+    write_all(channel, worker_protocol::record(measurement.to_json()));
+    return 0;
+  } catch (const Error& error) {
+    write_all(channel, worker_protocol::error_record(record_of(error)));
+    return static_cast<int>(error.exit_code());
+  } catch (const std::exception& error) {
+    write_all(channel, worker_protocol::error_record({"Error", "", std::string("internal error: ") + error.what()}));
+    return static_cast<int>(ExitCode::kInternalError);
+  }
+}
+
+}  // namespace iteragpu

@@ -1,0 +1,24 @@
+// What a measurement worker reads (its request record) and what the runner reads from a
+// worker (progress, error and measurement records), as the runner splits them off a pipe.
+#include <string>
+
+#include "iteragpu/error.hpp"
+#include "measurement/worker_protocol.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  using namespace iteragpu;
+  try {
+    const MeasureRequest request = worker_protocol::parse_request(text);
+    // A request that parses is written back as a record that parses to the same request.
+    std::string record = worker_protocol::request_record(request);
+    record = record.substr(1, record.size() - 2);  // RS ... LF
+    if (worker_protocol::parse_request(record).batch != request.batch) __builtin_trap();
+  } catch (const Error&) {
+  }
+  try {
+    (void)worker_protocol::parse_worker_message(text, "fuzz");
+  } catch (const Error&) {
+  }
+  return 0;
+}
