@@ -288,9 +288,9 @@ def shape_arguments(cell):
 
 
 def python_request(cell, output):
-    """The keywords of iteragpu.measure() for a cell (hidden 0 = 4 x width)."""
+    """The keywords of iteragpu.measure() for a cell (hidden 0 in the matrix: None, 4 x width)."""
     return {"device": "cuda:0", "batch": cell["batch"], "context": cell["context"],
-            "width": cell["width"], "hidden": cell["hidden"], "dtype": cell["dtype"],
+            "width": cell["width"], "hidden": cell["hidden"] or None, "dtype": cell["dtype"],
             "warmup": cell["warmup"], "repeats": cell["repeats"], "output": output}
 
 

@@ -636,6 +636,8 @@ def test_python_request_keywords_are_those_of_the_module():
 
     request = iteragpu.MeasureRequest(**conformance.python_request(dict(cell(), hidden=1001), "x.json"))
     assert (request.hidden, request.output, request.device) == ("1001", "x.json", "cuda:0")
+    default = iteragpu.MeasureRequest(**conformance.python_request(cell(), None))  # hidden 0: 4 x width
+    assert iteragpu.MeasureConfiguration.parse(default).hidden == 4 * 64
     parameters = inspect.signature(iteragpu.PhaseMeasurer.measure).parameters
     assert "in_process" in parameters and "progress" in parameters
 
