@@ -62,7 +62,9 @@ class PhaseMeasurer {
   // atomically (create exclusively, write, link into place). On any failure no file is
   // left. Throws UsageError, BackendUnavailable, DeviceUnavailable, OutputExists,
   // OutOfMemory (naming the phase and configuration), MeasurementFailed, Interrupted.
-  Measurement measure(const MeasureRequest& request, const PhaseProgress& progress = {}) const;
+  // `published_json`, when given, receives the document written (built once).
+  Measurement measure(const MeasureRequest& request, const PhaseProgress& progress = {},
+                      std::string* published_json = nullptr) const;
 
   // Same protocol without writing a file (request.output is ignored).
   Measurement run(const MeasureRequest& request, const PhaseProgress& progress = {}) const;

@@ -79,9 +79,13 @@ int run_measure_worker() {
       if (!runner_says_continue()) PhaseMeasurer::request_interrupt();  // stops at the next boundary
     };
     const PhaseMeasurer measurer;
-    const Measurement measurement =
-        request.output.empty() ? measurer.run(request, progress) : measurer.measure(request, progress);
-    write_all(channel, worker_protocol::record(measurement.to_json()));
+    std::string json;  // the document published is the one sent: built once
+    if (request.output.empty()) {
+      json = measurer.run(request, progress).to_json();
+    } else {
+      measurer.measure(request, progress, &json);
+    }
+    write_all(channel, worker_protocol::record(json));
     return 0;
   } catch (const Error& error) {
     write_all(channel, worker_protocol::error_record(record_of(error)));

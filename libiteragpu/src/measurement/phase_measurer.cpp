@@ -207,7 +207,8 @@ Measurement PhaseMeasurer::run(const MeasureRequest& request, const PhaseProgres
   return run_protocol(backend_, MeasureConfiguration::parse(request), progress);
 }
 
-Measurement PhaseMeasurer::measure(const MeasureRequest& request, const PhaseProgress& progress) const {
+Measurement PhaseMeasurer::measure(const MeasureRequest& request, const PhaseProgress& progress,
+                                   std::string* published_json) const {
   InterruptScope interrupt_scope;
   // Everything checkable without the GPU is checked before the backend is even loaded.
   const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
@@ -217,6 +218,7 @@ Measurement PhaseMeasurer::measure(const MeasureRequest& request, const PhasePro
   const std::string json = measurement.to_json();
   throw_if_interrupted("before the result was written");
   publish_exclusively(request.output, json);
+  if (published_json) *published_json = json;
   return measurement;
 }
 
