@@ -58,6 +58,13 @@ TEST(MeasureCli, ThisMachineRefusesWithExitTwoAndNoFile) {
   // Without the plugin: no backend; with Debian's CPU LibTorch: no GPU.
   expect_refused(r, dir, ITERAGPU_TORCH_BACKEND_BUILT ? "no GPU available" : "no LibTorch backend");
   EXPECT_NE(r.err.find("nothing was measured"), std::string::npos) << r.err;
+  // Debian's LibTorch has no CUDA: said in those words, with the README section that fixes it.
+  if (ITERAGPU_TORCH_BACKEND_BUILT && environment.out.find("\"cuda_build_version\": null") != std::string::npos) {
+    EXPECT_NE(r.err.find("was built without CUDA or ROCm (a CPU-only build)"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("README, \"Measuring on a GPU machine\""), std::string::npos) << r.err;
+    const ProcessResult text = run_cli({"environment"});
+    EXPECT_NE(text.out.find("was built without CUDA or ROCm"), std::string::npos) << text.out;
+  }
 }
 
 TEST(MeasureCli, ExistingOutputIsRefusedAndUntouched) {

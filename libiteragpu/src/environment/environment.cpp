@@ -46,6 +46,16 @@ std::string or_none(const std::optional<std::string>& text, const char* none) {
 
 }  // namespace
 
+std::string no_gpu_reason(const StackReport& stack) {
+  if (!stack.cuda_build_version && !stack.hip_build_version)
+    return "LibTorch " + stack.torch_version +
+           " was built without CUDA or ROCm (a CPU-only build), so it cannot use any GPU; build "
+           "iteragpu against the LibTorch of a CUDA PyTorch (README, \"" + kGpuBuildReadmeSection + "\")";
+  return "LibTorch " + stack.torch_version + " (built with " +
+         (stack.cuda_build_version ? "CUDA " + *stack.cuda_build_version : "HIP " + *stack.hip_build_version) +
+         ") reports no usable GPU: no device is visible to this process, or no driver";
+}
+
 int parse_device_index(const std::string& device, const std::string& field) {
   const std::string accepted = "expected cuda:N with N a GPU index from 0 to " +
                                std::to_string(kMaxDeviceIndex) + ", such as cuda:0";
@@ -233,7 +243,7 @@ std::string EnvironmentReport::to_text() const {
     text += "  cuDNN: " + or_none(stack->cudnn_version, "none") + "\n";
     text += std::string("GPU runtime available: ") + (stack->gpu_runtime_available ? "yes" : "no") + "\n";
     if (stack->gpus.empty()) {
-      text += "GPUs: none visible (no GPU available)\n";
+      text += "GPUs: none visible (no GPU available): " + no_gpu_reason(*stack) + "\n";
     } else {
       text += "GPUs (" + std::to_string(stack->gpus.size()) + " visible):\n";
       for (const auto& gpu : stack->gpus)

@@ -61,9 +61,8 @@ std::vector<GpuDevice> visible_gpus(Backend& backend) {
     throw BackendUnavailable("the LibTorch backend could not describe the stack: " + status.message +
                              "; nothing was measured");
   if (!stack.gpu_runtime_available || stack.gpus.empty())
-    throw DeviceUnavailable("no GPU available: LibTorch " + stack.torch_version +
-                            " reports no usable GPU runtime; nothing was measured (there is no "
-                            "CPU fallback)");
+    throw DeviceUnavailable("no GPU available: " + no_gpu_reason(stack) +
+                            "; nothing was measured (there is no CPU fallback)");
   return stack.gpus;
 }
 

@@ -38,9 +38,8 @@ void require_selected_gpu(const EnvironmentReport& environment) {
     throw BackendUnavailable(environment.backend_error + "; nothing was measured");
   const StackReport& stack = *environment.stack;
   if (!stack.gpu_runtime_available || stack.gpus.empty())
-    throw DeviceUnavailable("no GPU available: LibTorch " + stack.torch_version +
-                            " reports no usable GPU runtime; nothing was measured (there is no "
-                            "CPU fallback)");
+    throw DeviceUnavailable("no GPU available: " + no_gpu_reason(stack) +
+                            "; nothing was measured (there is no CPU fallback)");
   if (!environment.selected_present) {
     const std::string last = "cuda:" + std::to_string(stack.gpus.size() - 1);
     throw DeviceUnavailable(environment.selected_device + " does not exist; this process sees " +
