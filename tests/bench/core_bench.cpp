@@ -5,6 +5,9 @@
 #include "iteragpu/memory_estimator.hpp"
 #include "iteragpu/memory_predictor.hpp"
 #include "iteragpu/package_calculator.hpp"
+#include "safetensors_writer.hpp"
+
+#include <cstdio>
 
 namespace {
 
@@ -54,6 +57,38 @@ void BM_QuoteWithUnitCost(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_QuoteWithUnitCost);
+
+// A 105.6 GiB checkpoint (720 tensors, a sparse file: the data is a hole) against a small one
+// of the same shape: only the headers are read, so both cost about the same.
+std::string checkpoint_file(int width) {
+  std::vector<iteragpu::testing::TensorSpec> tensors;
+  const auto w = static_cast<std::uint64_t>(width);
+  for (int layer = 0; layer < 80; ++layer) {
+    const std::string base = "model.layers." + std::to_string(layer) + ".";
+    for (const char* name : {"q_proj", "k_proj", "v_proj", "o_proj"}) tensors.push_back({base + name, "BF16", {w, w}});
+    tensors.push_back({base + "gate_proj", "BF16", {4 * w, w}});
+    tensors.push_back({base + "up_proj", "BF16", {4 * w, w}});
+    tensors.push_back({base + "down_proj", "BF16", {w, 4 * w}});
+    tensors.push_back({base + "input_layernorm", "F32", {w}});
+    tensors.push_back({base + "post_attention_layernorm", "F32", {w}});
+  }
+  const std::string path = "/tmp/iteragpu-bench-" + std::to_string(width) + ".safetensors";
+  iteragpu::testing::write_sparse_safetensors(path, tensors);
+  return path;
+}
+
+void BM_CheckpointEstimate(benchmark::State& state) {
+  const std::string path = checkpoint_file(static_cast<int>(state.range(0)));
+  const iteragpu::MemoryEstimator estimator;
+  iteragpu::CheckpointRequest request;
+  request.checkpoint = path;
+  for (auto _ : state) {
+    auto estimate = estimator.estimate_checkpoint(request);
+    benchmark::DoNotOptimize(estimate);
+  }
+  std::remove(path.c_str());
+}
+BENCHMARK(BM_CheckpointEstimate)->Arg(64)->Arg(6656)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
