@@ -12,6 +12,7 @@
 #include "iteragpu/error.hpp"
 #include "iteragpu/multi_device_measurement.hpp"
 #include "iteragpu/phase_measurer.hpp"
+#include "iteragpu/terminal.hpp"
 #include "model_options.hpp"
 #include "multi_device_measure.hpp"
 
@@ -54,10 +55,10 @@ class InterruptHandlers {
   struct sigaction previous_terminate_ {};
 };
 
-// One status line on stderr, rewritten in place; only when stderr is a terminal.
+// One status line on stderr, rewritten in place; only where escape codes may go.
 class ProgressLine {
  public:
-  ProgressLine() : enabled_(isatty(STDERR_FILENO) == 1) {}
+  ProgressLine() : enabled_(may_use_escape_codes(STDERR_FILENO)) {}
   void show(const std::string& text) {
     if (!enabled_) return;
     std::cerr << "\r\033[K" << text << std::flush;

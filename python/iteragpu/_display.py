@@ -458,6 +458,17 @@ def _plot_warm_spread(axes, measurement):
                    fontsize="small", color="tab:red" if warnings else "black")
 
 
+
+def _may_use_escape_codes(stream):
+    """The CLI's rule for a Python stream: a terminal, NO_COLOR unset, TERM not dumb."""
+    from ._iteragpu import _may_use_escape_codes as allowed
+
+    try:
+        return stream is not None and stream.isatty() and allowed(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # a stream without a file descriptor
+        return False
+
+
 class ProgressLine:
     """A one-line progress display: an updated output in Jupyter, a rewritten line on a
     terminal. No dependency beyond IPython, which a Jupyter kernel already has."""
@@ -483,7 +494,7 @@ class ProgressLine:
 
             return cls(device, write, shown_at_start=True)
         stream = sys.stderr
-        if stream is not None and hasattr(stream, "isatty") and stream.isatty():
+        if _may_use_escape_codes(stream):
             def write(text, final=False):
                 stream.write("\r\033[K" + text + ("\n" if final else ""))
                 stream.flush()

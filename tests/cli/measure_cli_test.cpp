@@ -199,6 +199,22 @@ TEST(MeasureCli, ProgressIsShownOnATerminalOnly) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("[6/6] warm_forward 2 done"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[1/6] model_load done"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\033[K"), std::string::npos) << r.out;
+}
+
+TEST(MeasureCli, NoColorOrADumbTerminalGetsNoEscapeCodes) {
+  for (const char* setting : {"NO_COLOR=1", "TERM=dumb"}) {
+    TempDir dir;
+    std::string command = std::string(ITERAGPU_CLI_PATH);
+    for (const auto& arg : with(seed_command(dir.file("r.json")), {"--backend", kFakePlugin}))
+      command += " '" + arg + "'";
+    const ProcessResult r =
+        run_process({"/usr/bin/env", setting, "/usr/bin/script", "-qec", command, "/dev/null"});
+    if (r.exit_code == 127 || r.exit_code == -1) GTEST_SKIP() << "script(1) is not usable here";
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(r.out.find('\033'), std::string::npos) << setting << ": " << r.out;
+    EXPECT_EQ(r.out.find("model_load done"), std::string::npos) << setting << ": " << r.out;
+  }
 }
 
 }  // namespace
