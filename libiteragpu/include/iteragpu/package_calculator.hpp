@@ -53,7 +53,7 @@ struct QuoteRequest {
 
 // Whole package price divided by the accepted results.
 struct UnitCost {
-  ExactDecimal accepted_results;
+  std::int64_t accepted_results = 0;  // a count: at most kMaxCount, a JSON integer
   ExactDecimal numerator_cents;    // reduced fraction: exact cost per result, in cents
   ExactDecimal denominator;        //   = numerator_cents / denominator
   std::optional<ExactDecimal> exact_usd;  // set when the fraction has a finite decimal form
@@ -64,8 +64,8 @@ struct UnitCost {
 struct Quote {
   CatalogEntry entry;
   std::string catalog_path;
-  ExactDecimal lots;
-  ExactDecimal total_gpus;   // lots × gpus_per_lot
+  std::int64_t lots = 0;        // counts are JSON integers; money and bytes exact strings
+  std::int64_t total_gpus = 0;  // lots × gpus_per_lot
   ExactDecimal total_cents;  // lots × lot price
   ExactDecimal total_usd;    // total_cents / 100, exact
   std::optional<UnitCost> unit_cost;  // only with accepted_results

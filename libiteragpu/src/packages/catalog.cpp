@@ -17,6 +17,7 @@
 #include "packages/package_format.hpp"
 #include "packages/package_notes.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "mechanics/wording.hpp"
 
 namespace iteragpu {
 namespace {
@@ -239,7 +240,7 @@ std::string Catalog::to_text() const {
   const auto right_aligned = [](std::size_t column) { return column >= 2 && column <= 4; };
 
   std::ostringstream out;
-  out << "Package catalog: " << path_ << " (" << entries_.size() << " rows)\n";
+  out << "Package catalog: " << path_ << " (" << counted(entries_.size(), "row") << ")\n";
   if (uniform) {
     out << "Prices: " << entries_.front().source << "\n"
         << "Snapshot date: " << entries_.front().snapshot_date << "\n";
