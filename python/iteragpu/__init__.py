@@ -196,7 +196,8 @@ def quote(gpu, days, *, lots=None, accepted_results=None, catalog=None):
 
 
 def results_add(table, *, measurement, gpu, days, work_unit, attempted, accepted, metric,
-                threshold, observed, lots=None, date=None, notes=None, catalog=None):
+                threshold, observed, lots=None, date=None, notes=None, catalog=None,
+                gpu_mismatch_ok=False):
     """Appends one real run to a raw-results table (created when missing), validated, under
     a lock and atomically: concurrent adds from several processes lose nothing.
 
@@ -208,6 +209,8 @@ def results_add(table, *, measurement, gpu, days, work_unit, attempted, accepted
         date: "YYYY-MM-DD" or a datetime.date (None: today, UTC).
         notes: free notes (None: empty).
         catalog: None for the shipped (illustrative) catalog, a Catalog or a CSV path.
+        gpu_mismatch_ok: record a measurement whose GPU is not a device the catalog lists
+            for gpu (refused otherwise). A test-double measurement is always refused.
 
     Returns:
         ResultRow: the row added.
@@ -215,14 +218,17 @@ def results_add(table, *, measurement, gpu, days, work_unit, attempted, accepted
     return ResultsTable.add_result(
         table, measurement=measurement, gpu=gpu, days=days, work_unit=work_unit,
         attempted=attempted, accepted=accepted, metric=metric, threshold=threshold,
-        observed=observed, date=date, catalog=catalog, **_given(lots=lots, notes=notes))
+        observed=observed, date=date, catalog=catalog, gpu_mismatch_ok=gpu_mismatch_ok,
+        **_given(lots=lots, notes=notes))
 
 
 def results_check(table, catalog=None):
     """Validates a raw-results table, measurement files and their SHA-256 included.
 
     Returns:
-        ResultsTable: its rows; a malformed table raises DataFileError ("file:line: reason").
+        ResultsTable: its rows, and ``gpu_mismatches`` for rows measured on another GPU than
+        their package's; a malformed table, or a row whose measurement came from the test
+        double, raises DataFileError ("file:line: reason").
     """
     return ResultsTable.load(table, catalog)
 

@@ -10,6 +10,8 @@ import decimal
 import html
 import sys
 
+from ._iteragpu import _test_double_mark as _TEST_DOUBLE_MARK  # iteragpu::kTestDoubleMark
+
 _MIB = 2**20
 
 
@@ -262,6 +264,8 @@ def measurement_html(measurement):
     if stack is not None:
         names = [gpu.name for gpu in stack.gpus if gpu.index == measurement.environment.selected_index]
         gpu_name = f" ({_escape(names[0])})" if names else ""
+    if measurement.environment.from_test_double:
+        gpu_name += f" <strong>{_escape(_TEST_DOUBLE_MARK)}</strong>"
     summary = (
         f"<p>{_escape(config.device)}{gpu_name}: Linear({model.width}&rarr;{model.hidden}) &rarr; GELU "
         f"&rarr; Linear({model.hidden}&rarr;{model.width}), input [{model.batch}, {model.context}, "
@@ -430,6 +434,7 @@ def plot_measurement(measurement):
     figure.suptitle(
         f"{config.device}: batch {config.batch}, context {config.context}, width {config.width}, "
         f"{config.dtype} (this process's allocator only)"
+        + (f"\n{_TEST_DOUBLE_MARK}" if measurement.environment.from_test_double else "")
     )
     return figure
 

@@ -3,6 +3,7 @@
 // loaded here: the core opens it on first GPU use.
 
 #include "bindings.hpp"
+#include "iteragpu/environment.hpp"
 #include "iteragpu/terminal.hpp"
 #include "iteragpu/version.hpp"
 
@@ -15,6 +16,7 @@ PYBIND11_MODULE(_iteragpu, m) {
   m.attr("__version__") = iteragpu::version();
   m.def("build_description", &iteragpu::build_description,
         "One line: compiler, build type, whether the LibTorch backend plugin was built.");
+  m.attr("_test_double_mark") = std::string(iteragpu::kTestDoubleMark);
   m.def("_may_use_escape_codes", &iteragpu::may_use_escape_codes, py::arg("fd"),
         "Whether file descriptor fd is a terminal that may get escape codes (NO_COLOR unset, "
         "TERM not dumb): the CLI's rule.");

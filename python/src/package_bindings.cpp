@@ -19,6 +19,9 @@ void register_catalog(py::module_& m) {
       .def_readonly("snapshot_date", &CatalogEntry::snapshot_date, "ISO date of the prices.")
       .def_readonly("source", &CatalogEntry::source,
                     "Where the price comes from; the shipped catalog says 'illustrative'.")
+      .def_readonly("device_names", &CatalogEntry::device_names,
+                    "The names the GPU runtime gives the devices this model covers (list of "
+                    "str; empty when the catalog has no device_names column).")
       .def_readonly("line", &CatalogEntry::line, "Line in the CSV file.")
       .def("__repr__", [](const CatalogEntry& e) {
         return "CatalogEntry(gpu='" + e.gpu + "', days=" + std::to_string(e.days) +

@@ -137,6 +137,16 @@ TEST(MeasureCli, FakeGpuMeasurementIsPublishedAndValid) {
   doc.Parse(json.c_str());
   EXPECT_EQ(doc["phases"].Size(), 6u);
   EXPECT_STREQ(doc["environment"]["libtorch"]["version"].GetString(), "0.0.0+fake");
+  // Marked as the test double's in the file and in the text, and never recorded as a run.
+  EXPECT_STREQ(doc["environment"]["backend"]["identity"].GetString(), "test-double");
+  EXPECT_NE(r.out.find("TEST DOUBLE: scripted figures"), std::string::npos) << r.out;
+  const ProcessResult add = run_cli(
+      {"results", "add", "--table", dir.file("t.csv"), "--measurement", output, "--gpu", "h200",
+       "--days", "7", "--work-unit", "u", "--attempted", "1", "--accepted", "1", "--metric", "m",
+       "--threshold", "t", "--observed", "o", "--gpu-mismatch-ok"});
+  EXPECT_EQ(add.exit_code, 2);
+  EXPECT_NE(add.err.find("was made by the test-double backend"), std::string::npos) << add.err;
+  EXPECT_FALSE(path_exists(dir.file("t.csv")));
 }
 
 TEST(MeasureCli, JsonFormatPrintsTheFileContent) {

@@ -38,6 +38,7 @@ class ResultsTableTest : public ::testing::Test {
     r.observed = "mean 4.2";
     r.date = "2026-12-01";
     r.notes = "tickets 1-200, reviewer \"A\"";
+    r.gpu_mismatch_ok = true;  // the H200 example against other packages, on purpose
     return r;
   }
   void expect_rejected(const std::string& content, const std::string& fragment) {
