@@ -49,7 +49,9 @@ int run_add(const std::vector<std::string>& args) {
       ("threshold", po::value<std::string>(), "acceptance threshold fixed before the trial (required)")
       ("observed", po::value<std::string>(), "the value observed in this run (required)")
       ("date", po::value<std::string>(), "day of the run, YYYY-MM-DD (default: today, UTC)")
-      ("notes", po::value<std::string>()->default_value(""), "free notes");
+      ("notes", po::value<std::string>()->default_value(""), "free notes")
+      ("gpu-mismatch-ok", "record a measurement whose GPU is not a device the catalog lists for "
+       "--gpu (results check will report the row)");
   const ParsedOptions parsed = parse_options("results add", options, args);
   if (parsed.help_requested) {
     print_help("results add", kSummary, options);
@@ -70,6 +72,7 @@ int run_add(const std::vector<std::string>& args) {
   request.observed = required(v, "observed", "the value observed in this run");
   request.date = option_text(v, "date");
   request.notes = option_text(v, "notes");
+  request.gpu_mismatch_ok = v.count("gpu-mismatch-ok") > 0;
   const ResultRow row = ResultsTable::add_result(table, request, load_catalog(v));
   print_report_after_commit("added to " + table + ": " + row.date + ", " + row.gpu + " " +
                std::to_string(row.days) + " days x " + std::to_string(row.lots) + ", " +
@@ -90,8 +93,15 @@ int run_check(const std::vector<std::string>& args) {
   }
   const std::string table = required(parsed.values, "table", "the results CSV file");
   const ResultsTable loaded = ResultsTable::load(table, load_catalog(parsed.values), true);
-  print_report(table + ": valid, " + std::to_string(loaded.rows().size()) + " row" +
-               (loaded.rows().size() == 1 ? "" : "s") + ", every measurement file present and unchanged");
+  std::string report = table + ": valid, " + std::to_string(loaded.rows().size()) + " row" +
+                       (loaded.rows().size() == 1 ? "" : "s") +
+                       ", every measurement file present, unchanged and from a GPU\n";
+  const std::vector<std::string> mismatches = loaded.gpu_mismatches();
+  if (!mismatches.empty()) {
+    report += "Not measured on the package's GPU (added with --gpu-mismatch-ok):\n";
+    for (const std::string& line : mismatches) report += "  " + line + "\n";
+  }
+  print_report(report);
   return 0;
 }
 

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <iostream>
 
+#include "iteragpu/terminal.hpp"
+
 namespace iteragpu::cli {
 namespace {
 
@@ -30,7 +32,7 @@ InterruptHandlers::~InterruptHandlers() {
 
 bool InterruptHandlers::received() { return interrupt_received.load(); }
 
-ProgressLine::ProgressLine() : enabled_(isatty(STDERR_FILENO) == 1) {}
+ProgressLine::ProgressLine() : enabled_(may_use_escape_codes(STDERR_FILENO)) {}
 
 void ProgressLine::show(const std::string& text) {
   if (!enabled_) return;

@@ -23,7 +23,8 @@ class InterruptHandlers {
   struct sigaction previous_terminate_ {};
 };
 
-// One status line on stderr, rewritten in place; only when stderr is a terminal.
+// One status line on stderr, rewritten in place; only where escape codes may go (a
+// terminal, without NO_COLOR or TERM=dumb).
 class ProgressLine {
  public:
   ProgressLine();

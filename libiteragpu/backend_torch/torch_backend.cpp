@@ -130,6 +130,7 @@ class TorchBackend final : public Backend {
   BackendStatus describe(int device_index, StackReport& report) override {
     return guarded("describe", [&] {
       report = StackReport{};
+      report.backend_identity = kLibTorchBackend;
       report.torch_version = TORCH_VERSION;
       fill_build_versions(report);
       report.gpu_runtime_available = torch::cuda::is_available();

@@ -93,13 +93,18 @@ from ._iteragpu import report_results as _report_results
 from ._measure import PhaseMeasurer, measure, sweep
 
 
+def _given(**keywords):
+    """The keywords the caller gave: None leaves the core's default (one place for each)."""
+    return {name: value for name, value in keywords.items() if value is not None}
+
+
 def _usage_error(keyword, reason):
     error = UsageError(f"{keyword}: {reason}")
     error.field = keyword
     return error
 
 
-def estimate(parameters=None, bits=None, *, checkpoint=None, by_tensor=False, **options):
+def estimate(parameters=None, bits=None, *, reserve_gib=None, checkpoint=None, by_tensor=False):
     """Weight memory, exactly (no GPU needed): from a parameter count and a bit width, or from
     the safetensors checkpoint you have (its headers only; no tensor data is read).
 
@@ -109,7 +114,7 @@ def estimate(parameters=None, bits=None, *, checkpoint=None, by_tensor=False, **
         checkpoint: keyword, instead of parameters and bits; a .safetensors file, a sharded
             checkpoint's *.safetensors.index.json, or a folder holding one (str or PathLike).
         by_tensor: keyword, with checkpoint; keep every tensor in ``tensors``.
-        reserve_gib: keyword; a reserve to add, in GiB (default 0). Your assumption.
+        reserve_gib: a reserve to add, in GiB (None: 0). Your assumption.
 
     Returns:
         MemoryEstimate, or CheckpointEstimate with checkpoint.
@@ -127,25 +132,27 @@ def estimate(parameters=None, bits=None, *, checkpoint=None, by_tensor=False, **
                 "cannot be combined with parameters or bits: the checkpoint's headers give every "
                 "tensor's dtype and shape",
             )
-        return MemoryEstimator().estimate_checkpoint(checkpoint, by_tensor=by_tensor, **options)
+        return MemoryEstimator().estimate_checkpoint(checkpoint, by_tensor=by_tensor,
+                                                     **_given(reserve_gib=reserve_gib))
     if by_tensor:
         raise _usage_error("by_tensor", "lists the tensors of a checkpoint; pass checkpoint=PATH")
     if parameters is None and bits is None:
         raise TypeError("estimate() needs parameters and bits, or checkpoint")
-    return MemoryEstimator().estimate(parameters, bits, **options)
+    return MemoryEstimator().estimate(parameters, bits, **_given(reserve_gib=reserve_gib))
 
 
-def environment(**options):
+def environment(*, device=None, output=None, backend_path=None):
     """A diagnostic of the LibTorch/CUDA/GPU stack, collected in this process.
 
     Args:
-        device: keyword; "cuda:N" (default "cuda:0").
-        backend_path: keyword; an explicit LibTorch backend plugin file.
+        device: "cuda:N" (None: "cuda:0").
+        output: a new JSON file to write the report to (never overwritten).
+        backend_path: an explicit LibTorch backend plugin file.
 
     Returns:
         EnvironmentReport: reporting that no GPU or no backend is available is valid.
     """
-    return Environment().collect(**options)
+    return Environment().collect(**_given(device=device, output=output, backend_path=backend_path))
 
 
 def predict(*, device=None, compute_capability=None, batch=None, context=None, width=None,
@@ -181,46 +188,56 @@ def predict(*, device=None, compute_capability=None, batch=None, context=None, w
     return _predict_memory(request, compute_capability or "")
 
 
-def quote(gpu, days, *, catalog=None, **options):
+def quote(gpu, days, *, lots=None, accepted_results=None, catalog=None):
     """The price of a rental package and, with accepted_results, the cost per result.
 
     Args:
         gpu: catalog key ("b200").
         days: 3, 7 or 30.
-        lots: keyword; lots to buy (default 1).
-        accepted_results: keyword; distinct accepted results (no default).
-        catalog: keyword; None for the shipped (illustrative) catalog, or a CSV path.
+        lots: lots to buy (None: 1).
+        accepted_results: distinct accepted results (no default: None gives no unit cost).
+        catalog: None for the shipped (illustrative) catalog, or a CSV path.
 
     Returns:
         Quote
     """
-    return PackageCalculator(catalog).quote(gpu, days, **options)
+    return PackageCalculator(catalog).quote(gpu, days, **_given(lots=lots, accepted_results=accepted_results))
 
 
-def results_add(table, **fields):
+def results_add(table, *, measurement, gpu, days, work_unit, attempted, accepted, metric,
+                threshold, observed, lots=None, date=None, notes=None, catalog=None,
+                gpu_mismatch_ok=False):
     """Appends one real run to a raw-results table (created when missing), validated, under
     a lock and atomically: concurrent adds from several processes lose nothing.
 
     Args:
         table: the results CSV file (str or os.PathLike).
         measurement, gpu, days, work_unit, attempted, accepted, metric, threshold,
-        observed: required keywords; see ``ResultsTable.add_result``.
-        lots: keyword; lots rented (default 1).
-        date: keyword; "YYYY-MM-DD" or a datetime.date (default today, UTC).
-        notes: keyword; free notes (default empty).
-        catalog: keyword; None for the shipped (illustrative) catalog, a Catalog or a CSV path.
+        observed: required; see ``ResultsTable.add_result``.
+        lots: lots rented (None: 1).
+        date: "YYYY-MM-DD" or a datetime.date (None: today, UTC).
+        notes: free notes (None: empty).
+        catalog: None for the shipped (illustrative) catalog, a Catalog or a CSV path.
+        gpu_mismatch_ok: record a measurement whose GPU is not a device the catalog lists
+            for gpu (refused otherwise). A test-double measurement is always refused.
 
     Returns:
         ResultRow: the row added.
     """
-    return ResultsTable.add_result(table, **fields)
+    return ResultsTable.add_result(
+        table, measurement=measurement, gpu=gpu, days=days, work_unit=work_unit,
+        attempted=attempted, accepted=accepted, metric=metric, threshold=threshold,
+        observed=observed, date=date, catalog=catalog, gpu_mismatch_ok=gpu_mismatch_ok,
+        **_given(lots=lots, notes=notes))
 
 
 def results_check(table, catalog=None):
     """Validates a raw-results table, measurement files and their SHA-256 included.
 
     Returns:
-        ResultsTable: its rows; a malformed table raises DataFileError ("file:line: reason").
+        ResultsTable: its rows, and ``gpu_mismatches`` for rows measured on another GPU than
+        their package's; a malformed table, or a row whose measurement came from the test
+        double, raises DataFileError ("file:line: reason").
     """
     return ResultsTable.load(table, catalog)
 

@@ -70,7 +70,8 @@ def results_add(table: PathArg, *, measurement: PathArg, gpu: str, days: Number,
                 attempted: Number, accepted: Number, metric: str, threshold: Union[str, Number],
                 observed: Union[str, Number], lots: Number = ...,
                 date: Union[None, str, datetime.date] = ..., notes: str = ...,
-                catalog: Union[None, PathArg, Catalog] = ...) -> ResultRow: ...
+                catalog: Union[None, PathArg, Catalog] = ...,
+                gpu_mismatch_ok: bool = ...) -> ResultRow: ...
 def results_check(table: PathArg, catalog: Union[None, PathArg, Catalog] = ...) -> ResultsTable: ...
 def results_report(table: PathArg, sort: Literal["table", "cost", "date", "gpu"] = ...,
                    descending: bool = ...,

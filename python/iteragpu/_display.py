@@ -10,6 +10,8 @@ import decimal
 import html
 import sys
 
+from ._iteragpu import _test_double_mark as _TEST_DOUBLE_MARK  # iteragpu::kTestDoubleMark
+
 _MIB = 2**20
 
 
@@ -262,6 +264,8 @@ def measurement_html(measurement):
     if stack is not None:
         names = [gpu.name for gpu in stack.gpus if gpu.index == measurement.environment.selected_index]
         gpu_name = f" ({_escape(names[0])})" if names else ""
+    if measurement.environment.from_test_double:
+        gpu_name += f" <strong>{_escape(_TEST_DOUBLE_MARK)}</strong>"
     summary = (
         f"<p>{_escape(config.device)}{gpu_name}: Linear({model.width}&rarr;{model.hidden}) &rarr; GELU "
         f"&rarr; Linear({model.hidden}&rarr;{model.width}), input [{model.batch}, {model.context}, "
@@ -506,6 +510,7 @@ def plot_measurement(measurement):
     figure.suptitle(
         f"{config.device}: batch {config.batch}, context {config.context}, width {config.width}, "
         f"{config.dtype} (this process's allocator only)"
+        + (f"\n{_TEST_DOUBLE_MARK}" if measurement.environment.from_test_double else "")
     )
     return figure
 
@@ -534,6 +539,17 @@ def _plot_warm_spread(axes, measurement):
                    fontsize="small", color="tab:red" if warnings else "black")
 
 
+
+def _may_use_escape_codes(stream):
+    """The CLI's rule for a Python stream: a terminal, NO_COLOR unset, TERM not dumb."""
+    from ._iteragpu import _may_use_escape_codes as allowed
+
+    try:
+        return stream is not None and stream.isatty() and allowed(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # a stream without a file descriptor
+        return False
+
+
 class ProgressLine:
     """A one-line progress display: an updated output in Jupyter, a rewritten line on a
     terminal. No dependency beyond IPython, which a Jupyter kernel already has."""
@@ -559,7 +575,7 @@ class ProgressLine:
 
             return cls(device, write, shown_at_start=True)
         stream = sys.stderr
-        if stream is not None and hasattr(stream, "isatty") and stream.isatty():
+        if _may_use_escape_codes(stream):
             def write(text, final=False):
                 stream.write("\r\033[K" + text + ("\n" if final else ""))
                 stream.flush()

@@ -116,6 +116,7 @@ class CatalogEntry:
     gpus_per_lot: int
     snapshot_date: str
     source: str
+    device_names: List[str]
     line: int
 
 class Catalog(_Report):
@@ -180,6 +181,8 @@ class ResultRow:
     observed_value: str
     notes: str
     line: int
+    measured_device: str
+    gpu_mismatch: str
 
 class ResultsTable:
     columns: ClassVar[List[str]]
@@ -191,11 +194,14 @@ class ResultsTable:
                    work_unit: str, attempted: Number, accepted: Number, metric: str,
                    threshold: Union[str, Number], observed: Union[str, Number],
                    lots: Number = ..., date: Union[None, str, datetime.date] = ...,
-                   notes: str = ..., catalog: Union[None, PathArg, Catalog] = ...) -> ResultRow: ...
+                   notes: str = ..., catalog: Union[None, PathArg, Catalog] = ...,
+                   gpu_mismatch_ok: bool = ...) -> ResultRow: ...
     @property
     def path(self) -> str: ...
     @property
     def rows(self) -> List[ResultRow]: ...
+    @property
+    def gpu_mismatches(self) -> List[str]: ...
     def __len__(self) -> int: ...
 
 class ResultCost:
@@ -222,6 +228,7 @@ class GpuDevice:
     multiprocessors: int
 
 class StackReport:
+    backend_identity: str
     torch_version: str
     cuda_build_version: Optional[str]
     hip_build_version: Optional[str]
@@ -242,6 +249,8 @@ class EnvironmentReport(_Report):
     architecture: str
     libc: str
     backend_available: bool
+    @property
+    def from_test_double(self) -> bool: ...
     backend_path: str
     backend_error: str
     stack: Optional[StackReport]

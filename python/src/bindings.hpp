@@ -29,9 +29,11 @@ py::object exact_decimal(const ExactDecimal& value);
 // An int; the core guarantees the value is whole (counts, bytes, cents).
 py::object exact_integer(const ExactDecimal& value);
 
-// The text a request struct expects for a numeric keyword: str as given, int, Decimal in
-// plain notation, float through its shortest repr ("0.1"). Anything else is a TypeError
-// naming the keyword; the core then validates the text (UsageError → ValueError).
+// The text a request struct expects for a numeric keyword: str as given, int as its digits,
+// Decimal in plain notation, float as its shortest repr ("0.1", "7.0"). Nothing is rounded
+// or converted: the core's parsers apply the command line's rules to that text, so both
+// front ends accept the same spellings. Anything else is a TypeError naming the keyword;
+// the core then validates the text (UsageError → ValueError).
 std::string numeric_keyword_text(py::handle value, const char* keyword);
 // A str keyword: TypeError naming it for anything else, UsageError (a ValueError) for text
 // that is not valid Unicode (a lone surrogate). Every text value from Python passes here.

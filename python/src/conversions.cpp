@@ -2,8 +2,6 @@
 // text (ExactDecimal), so they become int / decimal.Decimal without passing through a
 // double.
 
-#include <cmath>
-
 #include "bindings.hpp"
 #include "iteragpu/error.hpp"
 
@@ -63,15 +61,10 @@ std::string numeric_keyword_text(py::handle value, const char* keyword) {
     return py::module_::import("builtins").attr("format")(value, "f").cast<std::string>();
   }
   if (py::isinstance<py::float_>(value)) {
-    const double number = value.cast<double>();
-    // NaN and infinities pass as text so the core rejects them with its own message.
-    if (!std::isfinite(number)) return py::repr(value).cast<std::string>();
-    // The shortest repr is what the user typed in practice (0.1 → "0.1"); a whole float
-    // such as 7e9 is the integer it denotes ("7000000000", not "7000000000.0").
-    const py::object exact = decimal_type(py::repr(value));
-    if (exact.equal(exact.attr("to_integral_value")()))
-      return py::str(py::int_(exact)).cast<std::string>();
-    return py::module_::import("builtins").attr("format")(exact, "f").cast<std::string>();
+    // The float's shortest repr, as Python prints it ("0.1", "7.0", "7000000000.0", "nan"):
+    // the core's parser then applies the command line's rule, so days=7.0 and
+    // parameters=7e9 are refused exactly as --days 7.0 and --parameters 7e9 are.
+    return py::repr(value).cast<std::string>();
   }
   throw py::type_error(std::string(keyword) + ": expected an int, a str, a decimal.Decimal "
                        "or a float, got " + py::type::of(value).attr("__name__").cast<std::string>());

@@ -39,6 +39,9 @@ void register_stack_types(py::module_& m) {
           }));
 
   py::class_<StackReport>(m, "StackReport", "What the LibTorch backend knows of the stack.")
+      .def_readonly("backend_identity", &StackReport::backend_identity,
+                    "What described the stack: 'libtorch', or 'test-double' for the scripted "
+                    "stand-in of the tests (its figures are not a GPU's).")
       .def_readonly("torch_version", &StackReport::torch_version, "LibTorch version.")
       .def_readonly("cuda_build_version", &StackReport::cuda_build_version,
                     "CUDA runtime LibTorch was built with (not the driver version), or None.")
@@ -60,7 +63,8 @@ void register_stack_types(py::module_& m) {
             return py::make_tuple(s.torch_version, s.cuda_build_version, s.hip_build_version,
                                   s.cudnn_version, s.gpu_runtime_available, s.gpus,
                                   s.selected_free_bytes, s.selected_total_bytes,
-                                  s.cublas_workspace_bytes, s.cublaslt_workspace_bytes);
+                                  s.cublas_workspace_bytes, s.cublaslt_workspace_bytes,
+                                  s.backend_identity);
           },
           [](const py::tuple& t) {
             StackReport s;
@@ -74,6 +78,7 @@ void register_stack_types(py::module_& m) {
             s.selected_total_bytes = t[7].cast<std::optional<std::uint64_t>>();
             s.cublas_workspace_bytes = t[8].cast<std::optional<std::uint64_t>>();
             s.cublaslt_workspace_bytes = t[9].cast<std::optional<std::uint64_t>>();
+            s.backend_identity = t[10].cast<std::string>();
             return s;
           }));
 }
@@ -97,6 +102,9 @@ void register_report(py::module_& m) {
       .def_readonly("backend_path", &EnvironmentReport::backend_path, "The plugin file tried.")
       .def_readonly("backend_error", &EnvironmentReport::backend_error,
                     "The loader's reason when the backend is not available.")
+      .def_property_readonly("from_test_double", &EnvironmentReport::from_test_double,
+                             "Whether the figures come from the test double (scripted), not "
+                             "from LibTorch on a GPU.")
       .def_readonly("stack", &EnvironmentReport::stack,
                     "StackReport, or None when the backend is not available.")
       .def_readonly("selected_device", &EnvironmentReport::selected_device)

@@ -19,6 +19,9 @@ void register_catalog(py::module_& m) {
       .def_readonly("snapshot_date", &CatalogEntry::snapshot_date, "ISO date of the prices.")
       .def_readonly("source", &CatalogEntry::source,
                     "Where the price comes from; the shipped catalog says 'illustrative'.")
+      .def_readonly("device_names", &CatalogEntry::device_names,
+                    "The names the GPU runtime gives the devices this model covers (list of "
+                    "str; empty when the catalog has no device_names column).")
       .def_readonly("line", &CatalogEntry::line, "Line in the CSV file.")
       .def("__repr__", [](const CatalogEntry& e) {
         return "CatalogEntry(gpu='" + e.gpu + "', days=" + std::to_string(e.days) +
@@ -71,8 +74,8 @@ void register_catalog(py::module_& m) {
 void register_quote(py::module_& m) {
   py::class_<UnitCost>(m, "UnitCost",
                        "Whole package price divided by the accepted results, exactly.")
-      .def_property_readonly(
-          "accepted_results", [](const UnitCost& u) { return exact_integer(u.accepted_results); },
+      .def_readonly(
+          "accepted_results", &UnitCost::accepted_results,
           "The count of distinct, actually accepted results (int).")
       .def_property_readonly(
           "numerator_cents", [](const UnitCost& u) { return exact_integer(u.numerator_cents); },
@@ -100,7 +103,7 @@ void register_quote(py::module_& m) {
           "display_rounding", [](py::object) { return std::string(UnitCost::display_rounding()); },
           "How display_usd is rounded.")
       .def("__repr__", [](const UnitCost& u) {
-        return "UnitCost(accepted_results=" + u.accepted_results.str() + ", display_usd='" +
+        return "UnitCost(accepted_results=" + std::to_string(u.accepted_results) + ", display_usd='" +
                u.display_usd + "')";
       });
 
@@ -110,11 +113,8 @@ void register_quote(py::module_& m) {
   )pbdoc");
   quote.def_readonly("entry", &Quote::entry, "The catalog row (CatalogEntry).")
       .def_readonly("catalog_path", &Quote::catalog_path, "The catalog file used.")
-      .def_property_readonly(
-          "lots", [](const Quote& q) { return exact_integer(q.lots); }, "Lots bought (int).")
-      .def_property_readonly(
-          "total_gpus", [](const Quote& q) { return exact_integer(q.total_gpus); },
-          "lots * GPUs per lot (int).")
+      .def_readonly("lots", &Quote::lots, "Lots bought (int).")
+      .def_readonly("total_gpus", &Quote::total_gpus, "lots * GPUs per lot (int).")
       .def_property_readonly(
           "total_cents", [](const Quote& q) { return exact_integer(q.total_cents); },
           "lots * lot price, in US cents (int).")
@@ -125,7 +125,7 @@ void register_quote(py::module_& m) {
                     "UnitCost, or None when accepted_results was not given.")
       .def("__repr__", [](const Quote& q) {
         return "Quote(gpu='" + q.entry.gpu + "', days=" + std::to_string(q.entry.days) +
-               ", lots=" + q.lots.str() + ", total_cents=" + q.total_cents.str() + ")";
+               ", lots=" + std::to_string(q.lots) + ", total_cents=" + q.total_cents.str() + ")";
       });
   add_report_methods(quote, "quote_html");
 

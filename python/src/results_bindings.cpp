@@ -53,6 +53,11 @@ void register_rows(py::module_& m) {
       .def_readonly("notes", &ResultRow::notes, "Free notes.")
       .def_readonly("line", &ResultRow::line,
                     "Line in the table file (0 for a row returned by add_result).")
+      .def_readonly("measured_device", &ResultRow::measured_device,
+                    "The GPU the measurement ran on, as the runtime named it ('' when the "
+                    "measurement was not read).")
+      .def_readonly("gpu_mismatch", &ResultRow::gpu_mismatch,
+                    "'' or why measured_device is not a device the catalog lists for gpu.")
       .def("__repr__", [](const ResultRow& r) {
         return "ResultRow(line=" + std::to_string(r.line) + ", date='" + r.date + "', gpu='" +
                r.gpu + "', days=" + std::to_string(r.days) + ", lots=" + std::to_string(r.lots) +
@@ -114,7 +119,7 @@ void register_table(py::module_& m) {
           [](py::handle table_path, py::handle measurement, py::handle gpu, py::handle days,
              py::handle work_unit, py::handle attempted, py::handle accepted, py::handle metric,
              py::handle threshold, py::handle observed, py::handle lots, py::handle date,
-             py::handle notes, py::handle catalog) {
+             py::handle notes, py::handle catalog, bool gpu_mismatch_ok) {
             const std::string table = path_keyword_text(table_path, "table");
             ResultRowRequest request;
             request.measurement_file = path_keyword_text(measurement, "measurement");
@@ -130,6 +135,7 @@ void register_table(py::module_& m) {
             request.observed = numeric_keyword_text(observed, "observed");
             request.date = date_keyword(date);
             request.notes = text_keyword(notes, "notes");
+            request.gpu_mismatch_ok = gpu_mismatch_ok;
             const PackageCalculator calculator = calculator_for_catalog(catalog);
             // The add waits for the table's lock, which another process may hold.
             py::gil_scoped_release no_gil;
@@ -139,7 +145,8 @@ void register_table(py::module_& m) {
           py::arg("work_unit"), py::arg("attempted"), py::arg("accepted"), py::arg("metric"),
           py::arg("threshold"), py::arg("observed"), py::arg("lots") = defaults.lots,
           py::arg("date") = py::none(), py::arg("notes") = defaults.notes,
-          py::arg("catalog") = py::none(), R"pbdoc(
+          py::arg("catalog") = py::none(), py::arg("gpu_mismatch_ok") = defaults.gpu_mismatch_ok,
+          R"pbdoc(
             Validates one run, then appends it to the table under an exclusive lock,
             replacing the table atomically (created with its header when missing).
 
@@ -162,6 +169,9 @@ void register_table(py::module_& m) {
                     UTC).
                 notes: free notes (default empty).
                 catalog: None for the shipped catalog, a Catalog, or a CSV path.
+                gpu_mismatch_ok: record a measurement whose GPU is not a device the
+                    catalog lists for gpu (default False: refused, UsageError naming gpu).
+                    A measurement from the test double is always refused.
 
             Returns:
                 ResultRow: the row added (line 0).
@@ -173,6 +183,10 @@ void register_table(py::module_& m) {
           )pbdoc")
       .def_property_readonly("path", &ResultsTable::path, "The file the table was read from.")
       .def_property_readonly("rows", &ResultsTable::rows, "The rows, as ResultRow objects.")
+      .def_property_readonly("gpu_mismatches", &ResultsTable::gpu_mismatches,
+                             "'line N: measured on ..., which GPU does not cover (...)' for every "
+                             "row whose measurement is not from its package's GPU (list of str; "
+                             "filled when the measurements were verified).")
       .def("__len__", [](const ResultsTable& table) { return table.rows().size(); })
       .def("__repr__", [](const ResultsTable& table) {
         return "ResultsTable(path='" + table.path() + "', rows=" +

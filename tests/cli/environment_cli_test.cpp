@@ -34,6 +34,7 @@ TEST(EnvironmentCli, ThisMachineGivesAValidReport) {
   const rapidjson::Document doc = parsed(r.out);
   if (ITERAGPU_TORCH_BACKEND_BUILT) {
     ASSERT_TRUE(doc["backend"]["available"].GetBool()) << r.out;
+    EXPECT_STREQ(doc["backend"]["identity"].GetString(), "libtorch");  // the real plugin
     const std::string version = doc["libtorch"]["version"].GetString();
     EXPECT_FALSE(version.empty());
     // "1.13.1" (Debian's CPU LibTorch here), "2.11.0+cu130" on the GPU machine.
@@ -45,6 +46,7 @@ TEST(EnvironmentCli, ThisMachineGivesAValidReport) {
     EXPECT_NE(std::string(doc["backend"]["error"].GetString()).find("ITERAGPU_WITH_TORCH=OFF"),
               std::string::npos);
     EXPECT_TRUE(doc["libtorch"].IsNull());
+    EXPECT_TRUE(doc["backend"]["identity"].IsNull());
   }
 }
 
@@ -83,6 +85,7 @@ TEST(EnvironmentCli, FakePluginByOptionAndByEnvironmentVariable) {
     const rapidjson::Document doc = parsed(r.out);
     EXPECT_TRUE(doc["backend"]["available"].GetBool());
     EXPECT_STREQ(doc["libtorch"]["version"].GetString(), "0.0.0+fake");
+    EXPECT_STREQ(doc["backend"]["identity"].GetString(), "test-double");
     EXPECT_EQ(doc["gpus"].Size(), 2u);
     EXPECT_TRUE(doc["selected_device"]["present"].GetBool());
   }

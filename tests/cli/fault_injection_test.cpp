@@ -59,7 +59,8 @@ class FaultInjection : public ::testing::Test {
   std::vector<std::string> add_args(const std::string& table, const std::string& measurement) const {
     return {"results", "add", "--table", table, "--measurement", measurement, "--gpu", "b200",
             "--days", "7", "--work-unit", "labelled image", "--attempted", "10", "--accepted", "3",
-            "--metric", "IoU", "--threshold", ">= 0.8", "--observed", "0.84", "--date", "2026-12-01"};
+            "--metric", "IoU", "--threshold", ">= 0.8", "--observed", "0.84", "--date", "2026-12-01",
+            "--gpu-mismatch-ok"};  // the H200 example against a B200 package
   }
   std::string measurement() {
     const std::string path = dir_.file("m.json");

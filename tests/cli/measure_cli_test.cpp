@@ -144,6 +144,16 @@ TEST(MeasureCli, FakeGpuMeasurementIsPublishedAndValid) {
   doc.Parse(json.c_str());
   EXPECT_EQ(doc["phases"].Size(), 6u);
   EXPECT_STREQ(doc["environment"]["libtorch"]["version"].GetString(), "0.0.0+fake");
+  // Marked as the test double's in the file and in the text, and never recorded as a run.
+  EXPECT_STREQ(doc["environment"]["backend"]["identity"].GetString(), "test-double");
+  EXPECT_NE(r.out.find("TEST DOUBLE: scripted figures"), std::string::npos) << r.out;
+  const ProcessResult add = run_cli(
+      {"results", "add", "--table", dir.file("t.csv"), "--measurement", output, "--gpu", "h200",
+       "--days", "7", "--work-unit", "u", "--attempted", "1", "--accepted", "1", "--metric", "m",
+       "--threshold", "t", "--observed", "o", "--gpu-mismatch-ok"});
+  EXPECT_EQ(add.exit_code, 2);
+  EXPECT_NE(add.err.find("was made by the test-double backend"), std::string::npos) << add.err;
+  EXPECT_FALSE(path_exists(dir.file("t.csv")));
 }
 
 TEST(MeasureCli, JsonFormatPrintsTheFileContent) {
@@ -206,6 +216,22 @@ TEST(MeasureCli, ProgressIsShownOnATerminalOnly) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("[6/6] warm_forward 2 done"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[1/6] model_load done"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\033[K"), std::string::npos) << r.out;
+}
+
+TEST(MeasureCli, NoColorOrADumbTerminalGetsNoEscapeCodes) {
+  for (const char* setting : {"NO_COLOR=1", "TERM=dumb"}) {
+    TempDir dir;
+    std::string command = std::string(ITERAGPU_CLI_PATH);
+    for (const auto& arg : with(seed_command(dir.file("r.json")), {"--backend", kFakePlugin}))
+      command += " '" + arg + "'";
+    const ProcessResult r =
+        run_process({"/usr/bin/env", setting, "/usr/bin/script", "-qec", command, "/dev/null"});
+    if (r.exit_code == 127 || r.exit_code == -1) GTEST_SKIP() << "script(1) is not usable here";
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(r.out.find('\033'), std::string::npos) << setting << ": " << r.out;
+    EXPECT_EQ(r.out.find("model_load done"), std::string::npos) << setting << ": " << r.out;
+  }
 }
 
 }  // namespace

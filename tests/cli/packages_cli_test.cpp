@@ -39,7 +39,8 @@ TEST(PackagesCli, QuoteJsonWithoutAcceptedResultsHasNullUnitCost) {
   EXPECT_EQ(schema_violation(result.out, "quote.schema.json"), "");
   const rapidjson::Document quote = parsed(result.out);
   EXPECT_TRUE(quote["unit_cost"].IsNull());
-  EXPECT_STREQ(quote["total_gpus"].GetString(), "4");
+  EXPECT_EQ(quote["total_gpus"].GetInt64(), 4);
+  EXPECT_EQ(quote["lots"].GetInt64(), 2);
   EXPECT_STREQ(quote["total_cents"].GetString(), "318562");
   EXPECT_STREQ(quote["total_usd"].GetString(), "3185.62");
   EXPECT_STREQ(quote["snapshot_date"].GetString(), "2026-12-02");
@@ -120,7 +121,7 @@ TEST(PackagesCli, UserCatalogNeedNotBeTheFullGrid) {
   const rapidjson::Document quote = parsed(result.out);
   EXPECT_STREQ(quote["catalog_path"].GetString(), path.c_str());
   EXPECT_STREQ(quote["source"].GetString(), "my own quote");
-  EXPECT_STREQ(quote["total_gpus"].GetString(), "12");
+  EXPECT_EQ(quote["total_gpus"].GetInt64(), 12);
   EXPECT_STREQ(quote["total_usd"].GetString(), "30");
   EXPECT_STREQ(quote["unit_cost"]["exact_usd"].GetString(), "3.75");  // 3000 cents / 8
 }

@@ -29,7 +29,10 @@ class ResultsCli : public ::testing::Test {
     return {"results", "add", "--table", table(), "--measurement", dir_.file("m.json"),
             "--gpu", "b200", "--days", "7", "--lots", "2", "--work-unit", "labelled image",
             "--attempted", "10", "--accepted", accepted, "--metric", "IoU",
-            "--threshold", ">= 0.8", "--observed", "0.84", "--date", "2026-12-01", "--notes", notes};
+            "--threshold", ">= 0.8", "--observed", "0.84", "--date", "2026-12-01", "--notes", notes,
+            // The H200 example against a B200 package, on purpose: these tests are about the
+            // table and its prices.
+            "--gpu-mismatch-ok"};
   }
   std::string table() const { return dir_.file("resultats.csv"); }
   std::size_t row_count() const {
@@ -47,6 +50,10 @@ TEST_F(ResultsCli, AddCheckReport) {
   const ProcessResult check = run_cli({"results", "check", "--table", table()});
   EXPECT_EQ(check.exit_code, 0) << check.err;
   EXPECT_NE(check.out.find("2 rows"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("  line 2: measured on NVIDIA H200, which b200 does not cover (NVIDIA B200)\n"
+                           "  line 3: measured on NVIDIA H200"),
+            std::string::npos)
+      << check.out;
 
   const ProcessResult report = run_cli({"results", "report", "--table", table(), "--format", "json"});
   ASSERT_EQ(report.exit_code, 0) << report.err;
@@ -67,6 +74,24 @@ TEST_F(ResultsCli, AddCheckReport) {
   EXPECT_NE(csv.out.find("318562,3,318562,3,1061.8733"), std::string::npos) << csv.out;
   const ProcessResult text = run_cli({"results", "report", "--table", table(), "--sort", "cost"});
   EXPECT_NE(text.out.find("illustrative"), std::string::npos);
+}
+
+TEST_F(ResultsCli, AnotherGpuIsRefusedWithoutGpuMismatchOk) {
+  std::vector<std::string> args = add_args("strict");
+  args.pop_back();  // --gpu-mismatch-ok
+  const ProcessResult refused = run_cli(args);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--gpu: '" + dir_.file("m.json") +
+                             "' was measured on NVIDIA H200, which b200 does not cover"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(path_exists(table()));
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (args[i] == "--gpu") args[i + 1] = "h200";
+  ASSERT_EQ(run_cli(args).exit_code, 0);
+  const ProcessResult check = run_cli({"results", "check", "--table", table()});
+  EXPECT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_EQ(check.out.find("Not measured on"), std::string::npos) << check.out;
 }
 
 TEST_F(ResultsCli, BadInputIsOneLineAndExitTwo) {

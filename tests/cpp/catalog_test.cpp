@@ -145,6 +145,41 @@ TEST(CatalogLoad, RejectsAWrongHeader) {
       "FILE:1: ", "header is 'gpu,name,days,");
 }
 
+TEST(CatalogLoad, DeviceNamesAreAnOptionalStrictColumn) {
+  const std::string header = "gpu,gpu_name,days,lot_price_cents,gpus_per_lot,snapshot_date,source,"
+                             "device_names\n";
+  const auto with_devices = [](const std::string& days, const std::string& names) {
+    return "a100,NVIDIA A100,"+ days + ",100,1,2026-12-02,mine," + names + "\n";
+  };
+  EXPECT_EQ(load_error(header + with_devices("7", "NVIDIA A100-SXM4-80GB;NVIDIA A100 80GB PCIe") +
+                       with_devices("3", "NVIDIA A100-SXM4-80GB;NVIDIA A100 80GB PCIe")),
+            "accepted");
+  EXPECT_EQ(load_error(kHeader + row("x1", "7", "1")), "accepted");  // catalogs from before it
+  expect_rejected(header + with_devices("7", ""), "FILE:2: ", "device_names: empty");
+  expect_rejected(header + with_devices("7", "A;;B"), "FILE:2: ", "not a list of device names");
+  expect_rejected(header + with_devices("7", "A; B"), "FILE:2: ", "not a list of device names");
+  expect_rejected(header + with_devices("7", "A;A"), "FILE:2: ", "'A' is listed twice");
+  expect_rejected(header + with_devices("7", "A") + with_devices("3", "B"), "FILE:3: ",
+                  "device_names: differ from line 2 for gpu a100");
+  expect_rejected(header + row("x1", "7", "1"), "FILE:2: ", "");  // a field missing
+
+  TempDir dir;
+  write_file(dir.file("c.csv"), header + with_devices("7", "NVIDIA A100-SXM4-80GB"));
+  const Catalog catalog = Catalog::load(dir.file("c.csv"));
+  const CatalogEntry& entry = catalog.entries().front();
+  EXPECT_TRUE(entry.covers_device("nvidia a100-sxm4-80gb"));  // the runtime's case may vary
+  EXPECT_FALSE(entry.covers_device("NVIDIA A100-SXM4-40GB"));
+  EXPECT_FALSE(entry.covers_device(""));
+}
+
+TEST(ShippedCatalog, NamesTheDevicesOfEveryModel) {
+  const Catalog catalog = Catalog::load(Catalog::shipped_path(), true);
+  for (const CatalogEntry& entry : catalog.entries())
+    EXPECT_FALSE(entry.device_names.empty()) << entry.gpu;
+  EXPECT_TRUE(catalog.find("h200", 7).covers_device("NVIDIA H200"));
+  EXPECT_FALSE(catalog.find("h100-sxm", 7).covers_device("NVIDIA H200"));
+}
+
 TEST(CatalogLoad, RejectsPricesThatAreNotPositiveIntegers) {
   expect_rejected(kHeader + row("x1", "7", "12.50"),
                   "FILE:2: ", "lot_price_cents: '12.50' is not a positive integer");

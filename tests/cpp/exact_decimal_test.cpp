@@ -55,6 +55,15 @@ TEST(ExactDecimal, GroupsThousands) {
   EXPECT_EQ(ExactDecimal::parse("-1234567.891").grouped(1), "-1,234,567.9");
 }
 
+TEST(ExactDecimal, SmallValuesKeepSignificantDigits) {
+  EXPECT_EQ(ExactDecimal::parse("0.000523868560791015625").readable(2), "0.000524");
+  EXPECT_EQ(ExactDecimal::parse("0.0005625").readable(2), "0.000563");  // halves away from zero
+  EXPECT_EQ(ExactDecimal::parse("0.5").readable(2), "0.50");
+  EXPECT_EQ(ExactDecimal::parse("0.9999").readable(2), "1.00");
+  EXPECT_EQ(ExactDecimal::parse("0").readable(2), "0.00");
+  EXPECT_EQ(ExactDecimal::parse("1234.5678").readable(2), "1,234.57");  // from 1 up: grouped()
+}
+
 TEST(ExactDecimal, ApproximatesForPlotsOnly) {
   EXPECT_DOUBLE_EQ(ExactDecimal::parse("13.03851604461669921875").approx(), 13.03851604461669921875);
 }

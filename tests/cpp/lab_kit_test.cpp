@@ -62,6 +62,9 @@ class HandMadeKit : public ::testing::Test {
 
 TEST_F(HandMadeKit, IntactKitHasNoProblems) {
   const LabKitVerification report = verify_lab_kit(dir_.path());
+  // The folder is not named after the kit: both are said, once each.
+  EXPECT_EQ(report.to_text().rfind("Lab kit test-kit in " + dir_.path() + ": 3 members listed", 0), 0u)
+      << report.to_text();
   EXPECT_TRUE(report.intact()) << report.to_text();
   EXPECT_EQ(report.kit_name, "test-kit");
   ASSERT_EQ(report.members.size(), 3u);

@@ -120,6 +120,13 @@ TEST(MemoryEstimator, TextNamesTheAssumptionAndTheRounding) {
   EXPECT_NE(text.find("assumption"), std::string::npos);
   EXPECT_NE(text.find("ceil(parameters x bits / 8)"), std::string::npos);
   EXPECT_NE(text.find("KV cache"), std::string::npos);
+  EXPECT_EQ(text.find("--"), std::string::npos) << text;  // Python prints this text too
+}
+
+TEST(MemoryEstimator, SmallEstimatesShowSignificantDigits) {
+  // 1.5M x 3 bits = 562,500 bytes: not "0.00 GiB = 0.00 GB".
+  const std::string text = estimate("1.5M", "3", "0").to_text();
+  EXPECT_NE(text.find("562,500 bytes = 0.000524 GiB = 0.000563 GB"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -49,8 +49,8 @@ TEST(PackageCalculator, TwoB200LotsAreFourGpusAtTwiceTheLotPrice) {
   const Quote quote = calculator.quote(request("b200", "7", "2"));
   EXPECT_EQ(quote.entry.gpu_name, "NVIDIA B200");
   EXPECT_EQ(quote.entry.gpus_per_lot, 2);
-  EXPECT_EQ(quote.lots.str(), "2");
-  EXPECT_EQ(quote.total_gpus.str(), "4");
+  EXPECT_EQ(quote.lots, 2);
+  EXPECT_EQ(quote.total_gpus, 4);
   EXPECT_EQ(quote.total_cents.str(), std::to_string(2 * lot_price));
   EXPECT_EQ(quote.total_usd.str(), "3185.62");
   EXPECT_FALSE(quote.unit_cost.has_value());
@@ -64,7 +64,7 @@ TEST(PackageCalculator, GpuKeyIsCaseInsensitiveAndLotsDefaultToOne) {
   r.days = "30";
   const Quote quote = calculator.quote(r);
   EXPECT_EQ(quote.entry.gpu, "h100-sxm");
-  EXPECT_EQ(quote.lots.str(), "1");
+  EXPECT_EQ(quote.lots, 1);
   EXPECT_EQ(quote.total_cents.str(), std::to_string(quote.entry.lot_price_cents));
 }
 
@@ -72,7 +72,7 @@ TEST(UnitCost, EvenDivisionIsExact) {
   const Quote quote = PackageCalculator().quote(request("b200", "7", "2", "2"));
   ASSERT_TRUE(quote.unit_cost.has_value());
   const UnitCost& cost = *quote.unit_cost;
-  EXPECT_EQ(cost.accepted_results.str(), "2");
+  EXPECT_EQ(cost.accepted_results, 2);
   EXPECT_EQ(cost.numerator_cents.str(), "159281");  // 318562 / 2
   EXPECT_EQ(cost.denominator.str(), "1");
   ASSERT_TRUE(cost.exact_usd.has_value());
@@ -131,15 +131,18 @@ TEST(PackageCalculator, HugeOrdersStayExact) {
   const testing::TempDir dir;
   const PackageCalculator calculator(test_catalog(dir));
   // 1,000,000 lots × 999,999,999,999 cents: beyond 2^53, where a double would round.
-  const Quote quote =
-      calculator.quote(request("big", "30", "1000000", "123456789012345678901234567890"));
+  // Money stays exact text; counts are capped below 2^53 so their JSON integers are exact.
+  const Quote quote = calculator.quote(request("big", "30", "1000000", "1000000000000000"));
   EXPECT_EQ(quote.total_cents.str(), "999999999999000000");
   EXPECT_EQ(quote.total_usd.str(), "9999999999990000");
-  EXPECT_EQ(quote.total_gpus.str(), "8000000");
-  EXPECT_EQ(quote.unit_cost->numerator_cents.str(), "1100001100000");
-  EXPECT_EQ(quote.unit_cost->denominator.str(), "135802603716183962975321");
-  EXPECT_EQ(quote.unit_cost->display_usd, "0.0000");
+  EXPECT_EQ(quote.total_gpus, 8000000);
+  EXPECT_EQ(quote.unit_cost->accepted_results, 1000000000000000);
+  EXPECT_EQ(quote.unit_cost->numerator_cents.str(), "999999999999");
+  EXPECT_EQ(quote.unit_cost->denominator.str(), "1000000000");
+  EXPECT_EQ(quote.unit_cost->display_usd, "10.0000");
   EXPECT_EQ(rejected_field(calculator, request("big", "30", "1000001")), "lots");
+  EXPECT_EQ(rejected_field(calculator, request("big", "30", "1", std::string("1000000000000001"))),
+            "accepted-results");
 }
 
 TEST(PackageCalculator, BadInputNamesTheField) {
@@ -163,7 +166,7 @@ TEST(PackageCalculator, MessagesSayWhatIsAccepted) {
     FAIL();
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "--accepted-results: '0' is zero; expected a positive integer such as 120");
+              "--accepted-results: '0' is zero; expected a positive integer such as 1");
   }
   try {
     calculator.quote(request("b200", "14", "1"));
@@ -183,6 +186,17 @@ TEST(Quote, JsonValidatesWithAndWithoutUnitCost) {
   EXPECT_EQ(testing::schema_violation(with, "quote.schema.json"), "");
   EXPECT_NE(with.find("\"display_usd\": \"1061.8733\""), std::string::npos) << with;
   EXPECT_NE(with.find("\"exact_usd\": null"), std::string::npos) << with;
+}
+
+TEST(Quote, TextCountsAgreeWithTheirNouns) {
+  const PackageCalculator calculator;
+  const std::string one = calculator.quote(request("b200", "7", "1")).to_text();
+  EXPECT_NE(one.find("7 days, 1 lot\n"), std::string::npos) << one;
+  EXPECT_NE(one.find("2 (1 lot x 2 per lot)"), std::string::npos) << one;
+  EXPECT_NE(one.find("2 GPUs per lot"), std::string::npos) << one;
+  const std::string many = calculator.quote(request("h200", "3", "1000")).to_text();
+  EXPECT_NE(many.find("1,000 (1,000 lots x 1 per lot)"), std::string::npos) << many;
+  EXPECT_NE(many.find("1 GPU per lot"), std::string::npos) << many;
 }
 
 TEST(Quote, TextShowsLabelDateCaveatsAndMissingUnitCost) {

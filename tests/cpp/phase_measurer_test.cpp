@@ -287,6 +287,10 @@ struct OomCase {
   int occurrence;
   std::string phase;
 };
+// How gtest shows the parameter (--gtest_list_tests, failures): words, not a byte dump.
+void PrintTo(const OomCase& c, std::ostream* out) {
+  *out << "out of memory at " << c.call << " call " << c.occurrence << " (phase " << c.phase << ")";
+}
 
 class OutOfMemoryInPhase : public ::testing::TestWithParam<OomCase> {};
 

@@ -4,6 +4,7 @@
 #include "iteragpu/error.hpp"
 #include "iteragpu/results_table.hpp"
 #include "process_runner.hpp"
+#include "schema_check.hpp"
 
 namespace iteragpu::testing {
 namespace {
@@ -37,6 +38,7 @@ class ResultsTableTest : public ::testing::Test {
     r.observed = "mean 4.2";
     r.date = "2026-12-01";
     r.notes = "tickets 1-200, reviewer \"A\"";
+    r.gpu_mismatch_ok = true;  // the H200 example against other packages, on purpose
     return r;
   }
   void expect_rejected(const std::string& content, const std::string& fragment) {
@@ -198,6 +200,41 @@ TEST_F(ResultsTableTest, ReportMatchesHandCalculation) {
   EXPECT_NE(csv.find("2,2026-12-01,h100-sxm,7,1,47720,163,47720,163,2.9276"), std::string::npos) << csv;
   EXPECT_NE(report.to_text().find("illustrative"), std::string::npos);
   EXPECT_THROW(parse_report_sort("price"), UsageError);
+
+  // Every row has its exact line; the row with nothing accepted says so itself.
+  const std::string text = report.to_text();
+  EXPECT_NE(text.find("  line 2: 47720/163 cents\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  line 4: $11.93\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  line 3: none (no accepted unit, so no cost per result)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(3 rows)"), std::string::npos) << text;
+  // JSON: counts are integers, money exact text.
+  const std::string json = report.to_json();
+  EXPECT_EQ(schema_violation(json, "results-report.schema.json"), "");
+  EXPECT_NE(json.find("\"lots\": 2,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"total_gpus\": 4,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"accepted_results\": 163,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"package_price_cents\": \"318562\""), std::string::npos) << json;
+}
+
+TEST_F(ResultsTableTest, EmptyTableIsSaidToBeEmpty) {
+  write_file(table(), std::string(kHeader));
+  const ResultsReport report =
+      report_results(ResultsTable::load(table(), catalog_), PackageCalculator(catalog_));
+  const std::string text = report.to_text();
+  EXPECT_NE(text.find("(0 rows)"), std::string::npos) << text;
+  EXPECT_NE(text.find("The table has no rows yet"), std::string::npos) << text;
+  EXPECT_EQ(text.find("per result\n"), std::string::npos) << text;  // no bare column header
+  EXPECT_EQ(text.find("no accepted unit"), std::string::npos) << text;
+}
+
+TEST_F(ResultsTableTest, OneRowIsOneRowAndNeedsNoNoteAboutUnacceptedRows) {
+  ResultsTable::add_result(table(), request("163"), catalog_);
+  const std::string text =
+      report_results(ResultsTable::load(table(), catalog_), PackageCalculator(catalog_)).to_text();
+  EXPECT_NE(text.find("(1 row)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("no accepted unit"), std::string::npos) << text;
 }
 
 }  // namespace

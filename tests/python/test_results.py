@@ -30,11 +30,13 @@ def folder(tmp_path):
 
 
 def run_fields(folder, **overrides):
-    """The keywords of one valid add: b200, 7 days, 2 lots, 3 of 10 accepted."""
+    """The keywords of one valid add: b200, 7 days, 2 lots, 3 of 10 accepted. The measurement
+    is the H200 example, recorded against a B200 package on purpose (gpu_mismatch_ok): these
+    tests are about the table and its prices."""
     fields = dict(
         measurement=folder / "m.json", gpu="b200", days=7, lots=2, work_unit="labelled image",
         attempted=10, accepted=3, metric="IoU", threshold=">= 0.8", observed="0.84",
-        date="2026-12-01", notes="first",
+        date="2026-12-01", notes="first", gpu_mismatch_ok=True,
     )
     fields.update(overrides)
     return fields
@@ -57,6 +59,10 @@ def test_add_check_report_round_trip(folder):
     assert [row.notes for row in checked.rows] == ["first", "second, with a comma"]
     assert checked.rows[1].gpu == "b200"  # the catalog's key, whatever the case typed
     assert checked.rows[0].measurement_sha256 == added.measurement_sha256
+    assert checked.rows[0].measured_device == "NVIDIA H200"
+    assert checked.gpu_mismatches == [
+        "line 2: measured on NVIDIA H200, which b200 does not cover (NVIDIA B200)",
+        "line 3: measured on NVIDIA H200, which b200 does not cover (NVIDIA B200)"]
 
     report = iteragpu.results_report(table)
     assert isinstance(report, iteragpu.ResultsReport)
@@ -228,7 +234,7 @@ def test_concurrent_adds_from_several_processes_lose_nothing(folder):
         "import sys, iteragpu\n"
         "folder, worker = sys.argv[1], sys.argv[2]\n"
         f"for i in range({adds_each}):\n"
-        "    iteragpu.results_add(folder + '/t.csv', measurement=folder + '/m.json', gpu='b200',\n"
+        "    iteragpu.results_add(folder + '/t.csv', measurement=folder + '/m.json', gpu='h200',\n"
         "        days=7, work_unit='image', attempted=10, accepted=i, metric='IoU',\n"
         "        threshold='>= 0.8', observed='0.9', date='2026-12-01', notes=f'{worker}-{i}')\n"
     )
@@ -258,7 +264,7 @@ def test_add_waits_for_the_lock_without_holding_the_gil(folder, run_python):
         "fcntl.flock(lock, fcntl.LOCK_EX)\n"
         "added = []\n"
         "worker = threading.Thread(target=lambda: added.append(iteragpu.results_add(\n"
-        "    folder + '/t.csv', measurement=folder + '/m.json', gpu='b200', days=7,\n"
+        "    folder + '/t.csv', measurement=folder + '/m.json', gpu='h200', days=7,\n"
         "    work_unit='image', attempted=1, accepted=1, metric='IoU', threshold='1', observed='1')))\n"
         "worker.start()\n"
         "ticks = 0\n"
@@ -299,3 +305,56 @@ def test_keywords_are_documented_and_types_exported():
     for name in ["ResultRow", "ResultsTable", "ResultCost", "ResultsReport",
                  "results_add", "results_check", "results_report"]:
         assert name in iteragpu.__all__
+
+
+def test_a_measurement_from_another_gpu_is_refused_unless_allowed(folder):
+    table = folder / "t.csv"
+    with pytest.raises(iteragpu.UsageError) as raised:
+        iteragpu.results_add(table, **run_fields(folder, gpu_mismatch_ok=False))
+    assert raised.value.field == "gpu"
+    assert "measured on NVIDIA H200, which b200 does not cover (NVIDIA B200)" in str(raised.value)
+    assert not table.exists()
+    row = iteragpu.results_add(table, **run_fields(folder, gpu="h200", gpu_mismatch_ok=False))
+    assert (row.measured_device, row.gpu_mismatch) == ("NVIDIA H200", "")
+    assert iteragpu.results_check(table).gpu_mismatches == []
+
+
+def test_a_test_double_measurement_is_refused_and_fails_the_check(folder):
+    fake = json.loads(MEASUREMENT)
+    fake["environment"]["backend"]["identity"] = "test-double"
+    (folder / "fake.json").write_text(json.dumps(fake))
+    table = folder / "t.csv"
+    with pytest.raises(iteragpu.UsageError, match="test-double backend") as raised:
+        iteragpu.results_add(table, **run_fields(folder, measurement=folder / "fake.json"))
+    assert raised.value.field == "measurement"
+    assert not table.exists()
+    # A row pointing at one (written by hand) makes the table invalid.
+    iteragpu.results_add(table, **run_fields(folder))
+    os.replace(folder / "fake.json", folder / "m.json")
+    text = table.read_text().splitlines()
+    import hashlib
+    digest = hashlib.sha256((folder / "m.json").read_bytes()).hexdigest()
+    table.write_text("\n".join([text[0], re.sub("[0-9a-f]{64}", digest, text[1])]) + "\n")
+    with pytest.raises(iteragpu.DataFileError, match=":2: measurement_file: .*test-double backend"):
+        iteragpu.results_check(table)
+
+
+def test_the_shipped_catalog_names_the_devices_of_every_model():
+    for entry in iteragpu.PackageCalculator().catalog.entries:
+        assert entry.device_names, entry.gpu
+    h200 = next(e for e in iteragpu.PackageCalculator().catalog.entries if e.gpu == "h200")
+    assert h200.device_names == ["NVIDIA H200"]
+
+
+def test_a_test_double_measurement_is_marked_in_every_python_view(tmp_path, fake_backend):
+    # Made in a child process: the mark survives the trip back (pickle) as well.
+    measurement = iteragpu.measure(output=tmp_path / "m.json", backend_path=fake_backend,
+                                   progress=False, batch=1, context=16, width=64, warmup=1, repeats=2)
+    assert measurement.environment.from_test_double
+    assert measurement.environment.stack.backend_identity == "test-double"
+    assert measurement.to_dict()["environment"]["backend"]["identity"] == "test-double"
+    assert "TEST DOUBLE" in str(measurement)
+    assert "TEST DOUBLE" in str(measurement.environment)
+    assert "TEST DOUBLE" in measurement._repr_html_()
+    with pytest.raises(iteragpu.UsageError, match="test-double backend"):
+        iteragpu.results_add(tmp_path / "t.csv", **run_fields(tmp_path, gpu_mismatch_ok=True))

@@ -14,7 +14,12 @@
 namespace iteragpu {
 
 // Bumped whenever Backend or the structs below change; the loader refuses a mismatch.
-inline constexpr int kBackendAbiVersion = 2;
+inline constexpr int kBackendAbiVersion = 3;  // 3: StackReport::backend_identity
+
+// What a backend says it is, recorded with every environment report and measurement so a
+// figure can be traced to what produced it. Only kLibTorchBackend measures a real GPU.
+inline constexpr const char* kLibTorchBackend = "libtorch";
+inline constexpr const char* kTestDoubleBackend = "test-double";  // tests/cpp/fake_backend
 
 struct BackendStatus {
   enum class Code { kOk, kDeviceUnavailable, kUnsupported, kOutOfMemory, kFailed };
@@ -35,6 +40,7 @@ struct GpuDevice {
 
 // What the backend knows of the LibTorch/GPU stack.
 struct StackReport {
+  std::string backend_identity;                     // kLibTorchBackend, kTestDoubleBackend
   std::string torch_version;                        // "1.13.1", "2.11.0+cu130"
   std::optional<std::string> cuda_build_version;    // CUDA runtime LibTorch was built with
   std::optional<std::string> hip_build_version;     // HIP version of a ROCm build

@@ -41,9 +41,18 @@ struct EnvironmentReport {
   std::optional<std::string> nvidia_driver_version;  // from the kernel driver, if exposed
   std::string nvidia_driver_source;                  // where it was read
 
+  // The backend that described the stack is not LibTorch (the test double): its figures
+  // are scripted, and every view of them says so.
+  // Recorded as the test double; a file written before identities were recorded is not.
+  bool from_test_double() const { return stack && stack->backend_identity == kTestDoubleBackend; }
+
   std::string to_json() const;  // schema "iteragpu.environment"
   std::string to_text() const;
 };
+
+// How every text view marks figures from a backend other than LibTorch.
+inline constexpr const char* kTestDoubleMark =
+    "TEST DOUBLE: scripted figures from a stand-in backend, not measured on a GPU";
 
 class Environment {
  public:

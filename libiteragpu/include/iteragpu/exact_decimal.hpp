@@ -23,6 +23,9 @@ class ExactDecimal {
   std::string rounded(int places) const;
   // Like rounded() with thousands separators in the integer part ("14,000,000,000").
   std::string grouped(int places) const;
+  // Like grouped(), but a non-zero value below 1 keeps `significant` significant digits
+  // ("0.000524" rather than "0.00"): a small quantity never reads as nothing.
+  std::string readable(int places, int significant = 3) const;
 
   friend bool operator==(const ExactDecimal& a, const ExactDecimal& b) { return a.text_ == b.text_; }
   friend bool operator!=(const ExactDecimal& a, const ExactDecimal& b) { return !(a == b); }

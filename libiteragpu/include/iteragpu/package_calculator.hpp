@@ -19,12 +19,19 @@ struct CatalogEntry {
   int gpus_per_lot = 0;       // a B200 lot holds 2
   std::string snapshot_date;  // ISO date of the price snapshot
   std::string source;         // where the price comes from; the shipped one says "illustrative"
+  // The names the GPU runtime gives the devices this model covers ("NVIDIA H200"), from
+  // the optional device_names column (';'-separated); empty when the catalog does not say.
+  std::vector<std::string> device_names;
   int line = 0;               // line in the CSV file, for messages
+
+  // Whether a device the runtime names `device_name` is this model (case-insensitive).
+  bool covers_device(const std::string& device_name) const;
 };
 
 class Catalog {
  public:
-  // Reads and validates a catalog strictly; throws DataFileError "file:line: reason".
+  // Reads and validates a catalog strictly; throws DataFileError "file:line: reason". The
+  // header is the seven price columns, optionally followed by device_names.
   // `require_full_grid` demands every GPU at every duration (the shipped catalog: 15 × 3).
   static Catalog load(const std::string& path, bool require_full_grid = false);
   // The catalog shipped with iteragpu (build tree or install prefix).
@@ -53,7 +60,7 @@ struct QuoteRequest {
 
 // Whole package price divided by the accepted results.
 struct UnitCost {
-  ExactDecimal accepted_results;
+  std::int64_t accepted_results = 0;  // a count: at most kMaxCount, a JSON integer
   ExactDecimal numerator_cents;    // reduced fraction: exact cost per result, in cents
   ExactDecimal denominator;        //   = numerator_cents / denominator
   std::optional<ExactDecimal> exact_usd;  // set when the fraction has a finite decimal form
@@ -64,8 +71,8 @@ struct UnitCost {
 struct Quote {
   CatalogEntry entry;
   std::string catalog_path;
-  ExactDecimal lots;
-  ExactDecimal total_gpus;   // lots × gpus_per_lot
+  std::int64_t lots = 0;        // counts are JSON integers; money and bytes exact strings
+  std::int64_t total_gpus = 0;  // lots × gpus_per_lot
   ExactDecimal total_cents;  // lots × lot price
   ExactDecimal total_usd;    // total_cents / 100, exact
   std::optional<UnitCost> unit_cost;  // only with accepted_results

@@ -28,6 +28,11 @@ struct ResultRow {
   std::string observed_value;
   std::string notes;
   int line = 0;  // line in the table file (0 for a row not read from a file)
+
+  // Read from the measurement file when it is verified (add, or load with verification):
+  std::string measured_device;  // the runtime's name of the GPU measured ("NVIDIA H200")
+  // Empty, or why measured_device is not a device the catalog's `gpu` covers.
+  std::string gpu_mismatch;
 };
 
 // What a user supplies to add a row; every field is text, validated by add_result().
@@ -44,6 +49,9 @@ struct ResultRowRequest {
   std::string observed;
   std::string date;  // empty = today (UTC)
   std::string notes;
+  // Record a measurement whose GPU is not one the catalog's `gpu` covers (a rented model
+  // the catalog names differently); refused otherwise.
+  bool gpu_mismatch_ok = false;
 };
 
 class ResultsTable {
@@ -53,12 +61,13 @@ class ResultsTable {
 
   // Reads and validates a table: header, dates, integers, accepted ≤ attempted, filled
   // threshold, packages present in `catalog`, and (when `verify_measurements`) that each
-  // measurement file exists and still has the recorded SHA-256. Throws DataFileError
-  // "file:line: reason" at the first problem.
+  // measurement file exists, still has the recorded SHA-256 and was not made by a test
+  // double. Throws DataFileError "file:line: reason" at the first problem.
   static ResultsTable load(const std::string& path, const Catalog& catalog,
                            bool verify_measurements = true);
 
-  // Validates `request`, then appends the row to the table at `path` under an exclusive
+  // Validates `request` (the measurement must be a real one, from the LibTorch backend, on a
+  // GPU the catalog's `gpu` covers unless gpu_mismatch_ok), then appends the row to the table at `path` under an exclusive
   // lock, writing a complete new table and renaming it into place. Creates the table
   // (header only, then the row) when `path` does not exist. Returns the row added.
   static ResultRow add_result(const std::string& path, const ResultRowRequest& request,
@@ -66,6 +75,9 @@ class ResultsTable {
 
   const std::string& path() const { return path_; }
   const std::vector<ResultRow>& rows() const { return rows_; }
+  // "line 3: measured on NVIDIA H200, which h100-sxm does not cover (...)" for every row
+  // whose measurement's GPU is not its package's model (added with gpu_mismatch_ok).
+  std::vector<std::string> gpu_mismatches() const;
 
  private:
   std::string path_;

@@ -170,6 +170,13 @@ void write_environment_members(JsonWriter& json, const EnvironmentReport& report
   } else {
     json.value(report.backend_error);
   }
+  // What produced the figures (absent from files written before it was recorded).
+  json.key("identity");
+  if (report.stack) {
+    json.value(report.stack->backend_identity);
+  } else {
+    json.null();
+  }
   json.end_object();
 
   json.key("libtorch");
@@ -231,6 +238,7 @@ std::string EnvironmentReport::to_text() const {
     text += "LibTorch backend: not available: " + backend_error + "\n";
   } else {
     text += "LibTorch backend: " + (backend_path.empty() ? std::string("supplied by the caller") : backend_path) + "\n";
+    if (from_test_double()) text += std::string(kTestDoubleMark) + "\n";
   }
   if (!stack) {
     if (backend_available) text += "LibTorch stack: unknown: " + backend_error + "\n";

@@ -233,7 +233,7 @@ std::string CheckpointEstimate::to_text() const {
   const auto add_row = [&rows](const std::string& name, const std::string& bits, std::uint64_t count,
                                const ExactDecimal& elements, const MemoryAmount& memory) {
     rows.push_back({name, bits, grouped(count), elements.grouped(0), memory.bytes.grouped(0),
-                    memory.gib.grouped(2), memory.gb.grouped(2)});
+                    memory.gib.readable(2), memory.gb.readable(2)});
   };
   for (const auto& dtype : dtypes)
     add_row(dtype.dtype, std::to_string(dtype.bits_per_element), dtype.tensors, dtype.parameters, dtype.memory);
@@ -251,8 +251,7 @@ std::string CheckpointEstimate::to_text() const {
       << "Bytes: each tensor's data size as its header declares it, checked against shape x dtype;\n"
       << "the tensors cover every file's data exactly. Quantization scales and any other tensor in\n"
       << "the checkpoint are included; a framework may still convert, tie or drop weights on load.\n"
-      << "Figures are rounded to 2 decimals except the exact lines; --format json carries\n"
-      << "every digit. GiB = 2^30 bytes, GB = 10^9 bytes.\n";
+      << kAmountRoundingNote;
   const std::string index_note = index_total_note(*this);
   if (!index_note.empty()) out << "Note: " << index_note << ".\n";
   out << "Not included: ";

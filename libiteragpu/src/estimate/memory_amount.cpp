@@ -24,7 +24,7 @@ void write_amount(JsonWriter& json, const char* name, const MemoryAmount& amount
 
 std::string describe_amount(const MemoryAmount& amount) {
   return amount.bytes.grouped(amount.bytes.is_integer() ? 0 : 1) + " bytes = " +
-         amount.gib.grouped(2) + " GiB = " + amount.gb.grouped(2) + " GB";
+         amount.gib.readable(2) + " GiB = " + amount.gb.readable(2) + " GB";
 }
 
 }  // namespace iteragpu

@@ -20,5 +20,10 @@ Decimal reserve_bytes_from_gib(const std::string& reserve_gib);
 void write_amount(JsonWriter& json, const char* name, const MemoryAmount& amount);
 // "14,000,000,000 bytes = 13.04 GiB = 14.00 GB" (rounded; the JSON keeps every digit).
 std::string describe_amount(const MemoryAmount& amount);
+// How describe_amount rounds, for the text of both estimates. Names no front end's option:
+// the same text is what Python prints.
+inline constexpr const char* kAmountRoundingNote =
+    "Figures are rounded to 2 decimals (3 significant digits below 1) except the exact\n"
+    "lines; the JSON form carries every digit. GiB = 2^30 bytes, GB = 10^9 bytes.\n";
 
 }  // namespace iteragpu

@@ -75,8 +75,7 @@ std::string MemoryEstimate::to_text() const {
       << "  total            " << describe_amount(total) << "\n"
       << "  exact total      " << total.gib.str() << " GiB\n\n"
       << "Rounding: " << kRounding << ".\n"
-      << "Figures are rounded to 2 decimals except the exact lines; --format json carries\n"
-      << "every digit. GiB = 2^30 bytes, GB = 10^9 bytes.\n"
+      << kAmountRoundingNote
       << "Not included: ";
   const auto& items = not_included();
   for (std::size_t i = 0; i < items.size(); ++i) out << (i ? ", " : "") << items[i];

@@ -20,6 +20,7 @@
 #include "mechanics/json_output.hpp"
 #include "mechanics/quantity_parser.hpp"
 #include "mechanics/sha256.hpp"
+#include "mechanics/wording.hpp"
 
 namespace iteragpu {
 namespace {
@@ -214,8 +215,7 @@ LabKitVerification verify_lab_kit(const std::string& kit_directory) {
 }
 
 std::string LabKitVerification::problem_summary() const {
-  std::string line = kit_directory + ": " + std::to_string(problems.size()) + " problem" +
-                     (problems.size() == 1 ? "" : "s");
+  std::string line = kit_directory + ": " + counted(problems.size(), "problem");
   for (std::size_t i = 0; i < problems.size(); ++i)
     line += (i == 0 ? ": " : "; ") + problems[i].message;
   return line;
@@ -223,8 +223,12 @@ std::string LabKitVerification::problem_summary() const {
 
 std::string LabKitVerification::to_text() const {
   std::ostringstream out;
-  out << "Lab kit " << kit_name << " in " << kit_directory << ": " << members.size()
-      << " members listed in " << kLabKitManifestName
+  // The kit's folder is usually named after the kit: then the folder alone says both.
+  std::string folder_name = kit_directory;
+  while (folder_name.size() > 1 && folder_name.back() == '/') folder_name.pop_back();
+  folder_name = folder_name.substr(folder_name.find_last_of('/') + 1);
+  out << "Lab kit " << (folder_name == kit_name ? kit_directory : kit_name + " in " + kit_directory)
+      << ": " << counted(members.size(), "member") << " listed in " << kLabKitManifestName
       << " (status, name, listed size and SHA-256)\n";
   std::size_t name_width = 0;
   for (const LabKitMember& member : members) name_width = std::max(name_width, member.path.size());

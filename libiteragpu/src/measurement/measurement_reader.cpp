@@ -148,6 +148,9 @@ EnvironmentReport read_environment(const Fields& f, const Value& environment) {
     stack.hip_build_version = f.optional_text(libtorch, "hip_build_version");
     stack.cudnn_version = f.optional_text(libtorch, "cudnn_version");
     stack.gpu_runtime_available = f.boolean(libtorch, "gpu_runtime_available");
+    // Which backend produced the figures; files written before it was recorded lack it.
+    const auto identity = backend.FindMember("identity");
+    if (identity != backend.MemberEnd() && identity->value.IsString()) stack.backend_identity = identity->value.GetString();
     for (const Value& gpu : f.array(environment, "gpus").GetArray()) {
       GpuDevice device;
       device.index = f.integer(gpu, "index");

@@ -79,7 +79,7 @@ struct AllocationSettings {
       if (table && environment_variable(name))
         settings.caveats.push_back(std::string(name) +
                                    " is set: the workspace sizes come from the table of "
-                                   "defaults, not from LibTorch; give --device to read them");
+                                   "defaults, not from LibTorch; name the device to read them");
     }
     return settings;
   }

@@ -372,6 +372,7 @@ std::string Measurement::to_text() const {
       if (gpu.index == environment.selected_index) gpu_name = " (" + gpu.name + ")";
   std::string text = "Measurement on " + configuration.device + gpu_name;
   if (environment.stack) text += ", LibTorch " + environment.stack->torch_version;
+  if (environment.from_test_double()) text += "\n" + std::string(kTestDoubleMark);
   text += "\nModel: Linear(" + std::to_string(model.width) + "→" + std::to_string(model.hidden) +
           ") → GELU → Linear(" + std::to_string(model.hidden) + "→" + std::to_string(model.width) +
           "), " + model.dtype + ", " + std::to_string(model.parameter_count) + " parameters (" +

@@ -71,7 +71,7 @@ void add_warnings(const std::vector<double>& seconds, const SpreadStatistics& sp
       warnings.push_back({"first_repeat_outlier", clock,
                           "the first warm repeat's " + label + " (" + microseconds(seconds.front()) +
                               ") is far from the others' median (" + microseconds(rest.median) +
-                              "): the warm-up did not settle the GPU; use more --warmup"});
+                              "): the warm-up did not settle the GPU; use more warm-up forwards"});
   }
 }
 
@@ -107,9 +107,10 @@ TimingSummary TimingSummary::of_warm_repeats(const std::vector<double>& host_sec
   if (summary.warm_repeats > 0 && summary.warm_repeats < kMinStableRepeats)
     summary.warnings.push_back(
         {"few_repeats", "host",
-         std::to_string(summary.warm_repeats) + " warm repeat" + (summary.warm_repeats == 1 ? "" : "s") +
-             " are too few for a stable median; use --repeats " + std::to_string(kMinStableRepeats) +
-             " or more"});
+         std::to_string(summary.warm_repeats) +
+             (summary.warm_repeats == 1 ? " warm repeat is" : " warm repeats are") +
+             " too few for a stable median; use " + std::to_string(kMinStableRepeats) +
+             " repeats or more"});
   add_warnings(host_seconds, summary.host_seconds, "host", host_clock_resolution_seconds(), summary.warnings);
   if (gpu_event_seconds)
     add_warnings(*gpu_event_seconds, *summary.gpu_event_seconds, "gpu_event", kGpuEventResolutionSeconds,

@@ -1,5 +1,6 @@
 #include "iteragpu/exact_decimal.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "mechanics/exact_arithmetic.hpp"
@@ -23,6 +24,21 @@ std::string ExactDecimal::grouped(int places) const {
   std::size_t end = text.find('.');
   if (end == std::string::npos) end = text.size();
   for (std::size_t i = end; i > start + 3; i -= 3) text.insert(i - 3, 1, ',');
+  return text;
+}
+
+std::string ExactDecimal::readable(int places, int significant) const {
+  const Decimal value = exact::from_exact(*this);
+  const BigInt magnitude = value.mantissa < 0 ? BigInt(-value.mantissa) : value.mantissa;
+  const BigInt one = boost::multiprecision::pow(BigInt(10), value.scale);
+  if (magnitude == 0 || magnitude >= one) return grouped(places);
+  // 0.000523868...: mantissa 523868..., scale s; zeros after the point = s - digits.
+  const int digits = static_cast<int>(magnitude.str().size());
+  const int needed = static_cast<int>(value.scale) - digits + significant;
+  std::string text = rounded(std::max(places, needed));
+  while (text.size() - text.find('.') - 1 > static_cast<std::size_t>(places) && text.back() == '0')
+    text.pop_back();
+  if (text.back() == '.') text.pop_back();
   return text;
 }
 

@@ -11,6 +11,10 @@ namespace iteragpu {
 // Longest number text accepted; far beyond any real count, short enough to stay instant.
 inline constexpr std::size_t kMaxNumberLength = 1000;
 
+// Largest count a user may give (accepted results, units): below 2^53, so a count is a JSON
+// integer every reader (JavaScript's doubles included) holds exactly.
+inline constexpr long long kMaxCount = 1'000'000'000'000'000LL;
+
 // The value as it should appear in a one-line message: truncated, control bytes escaped.
 std::string quoted_for_message(const std::string& value);
 

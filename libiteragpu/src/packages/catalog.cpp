@@ -17,12 +17,17 @@
 #include "packages/package_format.hpp"
 #include "packages/package_notes.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "mechanics/wording.hpp"
 
 namespace iteragpu {
 namespace {
 
 const std::vector<std::string> kHeader = {
-    "gpu", "gpu_name", "days", "lot_price_cents", "gpus_per_lot", "snapshot_date", "source"};
+    "gpu", "gpu_name", "days", "lot_price_cents", "gpus_per_lot", "snapshot_date", "source",
+    "device_names"};
+// device_names is optional, so that catalogs written before it still load; the shipped one
+// has it (results add compares a measurement's GPU with it).
+constexpr std::size_t kPriceColumns = 7;
 const std::vector<int> kDurations = {3, 7, 30};
 constexpr const char* kCatalogFileName = "tarifs-forfaits.csv";
 // Far above any real lot (10 billion dollars); keeps lots × price exact in 64-bit fields.
@@ -82,6 +87,7 @@ class RowValidator {
       fail("snapshot_date", quoted_for_message(entry.snapshot_date) +
                                 " is not a date; expected YYYY-MM-DD (2026-12-02)");
     entry.source = text(6);
+    if (record_.fields.size() > kPriceColumns) entry.device_names = device_names(7);
     return entry;
   }
 
@@ -113,6 +119,24 @@ class RowValidator {
     return value;
   }
 
+  // "NVIDIA A100-SXM4-80GB;NVIDIA A100 80GB PCIe": each name as text() checks it, no repeats.
+  std::vector<std::string> device_names(std::size_t column) const {
+    text(column);
+    std::vector<std::string> names;
+    std::string rest = field(column) + ";";
+    for (std::size_t end; (end = rest.find(';')) != std::string::npos; rest.erase(0, end + 1)) {
+      const std::string name = rest.substr(0, end);
+      if (name.empty() || name.front() == ' ' || name.back() == ' ')
+        fail(kHeader[column], quoted_for_message(field(column)) +
+                                  " is not a list of device names; expected names separated by ';' "
+                                  "with no empty name and no spaces around one (NVIDIA H200)");
+      if (std::find(names.begin(), names.end(), name) != names.end())
+        fail(kHeader[column], "'" + name + "' is listed twice");
+      names.push_back(name);
+    }
+    return names;
+  }
+
   const std::string& path_;
   const CsvRecord& record_;
 };
@@ -128,10 +152,11 @@ bool uniform_label(const std::vector<CatalogEntry>& entries) {
 
 Catalog Catalog::load(const std::string& path, bool require_full_grid) {
   const CsvTable table = read_csv_file(path);
-  if (table.header.fields != kHeader)
+  const std::vector<std::string> price_header(kHeader.begin(), kHeader.begin() + kPriceColumns);
+  if (table.header.fields != kHeader && table.header.fields != price_header)
     throw data_file_error(path, table.header.line,
                           "header is '" + joined(table.header.fields, ",") + "'; expected '" +
-                              joined(kHeader, ",") + "'");
+                              joined(kHeader, ",") + "' (device_names may be left out)");
   if (table.rows.empty())
     throw data_file_error(path, table.header.line, "the catalog has a header but no price rows");
 
@@ -157,6 +182,11 @@ Catalog Catalog::load(const std::string& path, bool require_full_grid) {
                             "gpu_name: '" + entry.gpu_name + "' differs from '" +
                                 first->second->gpu_name + "' on line " +
                                 std::to_string(first->second->line) + " for gpu " + entry.gpu);
+    if (!inserted && first->second->device_names != entry.device_names)
+      throw data_file_error(path, entry.line,
+                            "device_names: differ from line " + std::to_string(first->second->line) +
+                                " for gpu " + entry.gpu + "; a model covers the same devices for "
+                                "every duration");
   }
   if (require_full_grid) {
     for (const auto& [gpu, first] : first_row_of_gpu)
@@ -168,6 +198,12 @@ Catalog Catalog::load(const std::string& path, bool require_full_grid) {
                                     durations_text(kDurations) + " days");
   }
   return catalog;
+}
+
+bool CatalogEntry::covers_device(const std::string& device_name) const {
+  return std::any_of(device_names.begin(), device_names.end(), [&](const std::string& name) {
+    return lower_ascii(name) == lower_ascii(device_name);
+  });
 }
 
 std::string Catalog::shipped_path() {
@@ -210,6 +246,7 @@ std::string Catalog::to_json() const {
     json.key("gpus_per_lot").value(entry.gpus_per_lot);
     json.key("snapshot_date").value(entry.snapshot_date);
     json.key("source").value(entry.source);
+    json.key("device_names").value(entry.device_names);
     json.key("line").value(entry.line);
     json.end_object();
   }
@@ -239,7 +276,7 @@ std::string Catalog::to_text() const {
   const auto right_aligned = [](std::size_t column) { return column >= 2 && column <= 4; };
 
   std::ostringstream out;
-  out << "Package catalog: " << path_ << " (" << entries_.size() << " rows)\n";
+  out << "Package catalog: " << path_ << " (" << counted(entries_.size(), "row") << ")\n";
   if (uniform) {
     out << "Prices: " << entries_.front().source << "\n"
         << "Snapshot date: " << entries_.front().snapshot_date << "\n";

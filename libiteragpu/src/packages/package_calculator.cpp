@@ -11,6 +11,7 @@
 #include "packages/package_format.hpp"
 #include "packages/package_notes.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "mechanics/wording.hpp"
 
 namespace iteragpu {
 namespace {
@@ -22,13 +23,13 @@ constexpr int kDisplayPlaces = 4;       // dollars to 1/100 of a cent
 
 // total_cents / accepted as a reduced fraction, its exact dollars when the decimal
 // expansion ends, and a rounded display figure.
-UnitCost unit_cost(const BigInt& total_cents, const BigInt& accepted) {
+UnitCost unit_cost(const BigInt& total_cents, long long accepted) {
   const BigInt common = boost::multiprecision::gcd(total_cents, accepted);
   const BigInt numerator = total_cents / common;
   const BigInt denominator = accepted / common;
 
   UnitCost cost;
-  cost.accepted_results = exact::to_exact(accepted);
+  cost.accepted_results = accepted;
   cost.numerator_cents = exact::to_exact(numerator);
   cost.denominator = exact::to_exact(denominator);
 
@@ -80,17 +81,17 @@ PackageCalculator::PackageCalculator(Catalog catalog) : catalog_(std::move(catal
 Quote PackageCalculator::quote(const QuoteRequest& request) const {
   const int days = static_cast<int>(parse_bounded_positive_integer(request.days, "days", kMaxDays));
   const CatalogEntry& entry = catalog_.find(request.gpu, days);
-  const BigInt lots = parse_bounded_positive_integer(request.lots, "lots", kMaxLots);
-  std::optional<BigInt> accepted;
+  const long long lots = parse_bounded_positive_integer(request.lots, "lots", kMaxLots);
+  std::optional<long long> accepted;
   if (request.accepted_results)
-    accepted = parse_positive_integer(*request.accepted_results, "accepted-results", "120");
+    accepted = parse_bounded_positive_integer(*request.accepted_results, "accepted-results", kMaxCount);
 
-  const BigInt total_cents = lots * entry.lot_price_cents;
+  const BigInt total_cents = BigInt(lots) * entry.lot_price_cents;
   Quote quote;
   quote.entry = entry;
   quote.catalog_path = catalog_.path();
-  quote.lots = exact::to_exact(lots);
-  quote.total_gpus = exact::to_exact(lots * entry.gpus_per_lot);
+  quote.lots = lots;
+  quote.total_gpus = lots * entry.gpus_per_lot;
   quote.total_cents = exact::to_exact(total_cents);
   quote.total_usd = usd_from_cents(total_cents);
   if (accepted) quote.unit_cost = unit_cost(total_cents, *accepted);
@@ -98,7 +99,7 @@ Quote PackageCalculator::quote(const QuoteRequest& request) const {
 }
 
 std::string Quote::to_json() const {
-  JsonWriter json("iteragpu.quote", 1);
+  JsonWriter json("iteragpu.quote", 2);  // 2: counts became JSON integers
   json.key("catalog_path").value(catalog_path);
   json.key("gpu").value(entry.gpu);
   json.key("gpu_name").value(entry.gpu_name);
@@ -121,7 +122,7 @@ std::string Quote::to_json() const {
 std::string Quote::to_text() const {
   std::ostringstream out;
   out << "Package quote: " << entry.gpu << " (" << entry.gpu_name << "), " << entry.days
-      << " days, " << lots.grouped(0) << (lots.str() == "1" ? " lot" : " lots") << "\n"
+      << " days, " << counted(lots, "lot") << "\n"
       << "Prices: " << entry.source << "\n"
       << "Snapshot date: " << entry.snapshot_date << "\n"
       << "Catalog: " << catalog_path << " (line " << entry.line << ")\n\n";
@@ -130,14 +131,13 @@ std::string Quote::to_text() const {
   };
   row("Lot price:", "$" + usd_from_cents(entry.lot_price_cents).grouped(2) + " (" +
                         std::to_string(entry.lot_price_cents) + " cents, " +
-                        std::to_string(entry.gpus_per_lot) + " GPU" +
-                        (entry.gpus_per_lot == 1 ? "" : "s") + " per lot)");
-  row("GPUs in total:", total_gpus.grouped(0) + " (" + lots.str() + " lots x " +
+                        counted(entry.gpus_per_lot, "GPU") + " per lot)");
+  row("GPUs in total:", grouped_count(total_gpus) + " (" + counted(lots, "lot") + " x " +
                             std::to_string(entry.gpus_per_lot) + " per lot)");
   row("Total price:", "$" + total_usd.grouped(2) + " (" + total_cents.str() + " cents = " +
-                          lots.str() + " x " + std::to_string(entry.lot_price_cents) + ")");
+                          std::to_string(lots) + " x " + std::to_string(entry.lot_price_cents) + ")");
   if (unit_cost) {
-    row("Accepted results:", unit_cost->accepted_results.grouped(0));
+    row("Accepted results:", grouped_count(unit_cost->accepted_results));
     const std::string exact_text =
         unit_cost->exact_usd ? "exactly $" + unit_cost->exact_usd->str()
                              : "exactly " + unit_cost->numerator_cents.str() + "/" +
@@ -148,7 +148,7 @@ std::string Quote::to_text() const {
     out << "\n" << UnitCost::display_rounding() << "\n";
   } else {
     row("Cost per result:",
-        "not computed: no accepted-results count was given (there is no default)");
+        "not computed: no count of accepted results was given (there is no default)");
   }
   out << "\nCaveats:\n";
   for (const std::string& caveat : caveats()) out << "  - " << caveat << "\n";

@@ -9,6 +9,7 @@
 #include "mechanics/json_output.hpp"
 #include "packages/package_format.hpp"
 #include "packages/package_notes.hpp"
+#include "mechanics/wording.hpp"
 
 namespace iteragpu {
 namespace {
@@ -21,7 +22,7 @@ bool cheaper(const UnitCost& a, const UnitCost& b) {
 }
 
 std::string exact_cost_text(const UnitCost& cost) {
-  return cost.exact_usd ? cost.exact_usd->str()
+  return cost.exact_usd ? "$" + cost.exact_usd->str()
                         : cost.numerator_cents.str() + "/" + cost.denominator.str() + " cents";
 }
 
@@ -67,7 +68,7 @@ ResultsReport report_results(const ResultsTable& table, const PackageCalculator&
 }
 
 std::string ResultsReport::to_json() const {
-  JsonWriter json("iteragpu.results-report", 1);
+  JsonWriter json("iteragpu.results-report", 2);  // 2: counts became JSON integers
   json.key("table_path").value(table_path);
   json.key("catalog_path").value(catalog_path);
   json.key("rows").begin_array();
@@ -78,7 +79,7 @@ std::string ResultsReport::to_json() const {
     json.key("gpu").value(r.row.gpu);
     json.key("gpu_name").value(r.quote.entry.gpu_name);
     json.key("days").value(r.row.days);
-    json.key("lots").value(r.quote.lots);
+    json.key("lots").value(r.row.lots);
     json.key("total_gpus").value(r.quote.total_gpus);
     json.key("work_unit").value(r.row.work_unit);
     json.key("units_attempted").value(static_cast<std::int64_t>(r.row.units_attempted));
@@ -119,29 +120,35 @@ std::string ResultsReport::to_csv() const {
 
 std::string ResultsReport::to_text() const {
   std::ostringstream out;
-  out << "Cost per accepted result: " << table_path << " (" << rows.size() << " row"
-      << (rows.size() == 1 ? "" : "s") << ")\nPrices: " << catalog_path << "\n\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "  %-5s %-10s %-14s %4s %5s %14s %9s %14s\n", "line", "date",
-                "gpu", "days", "lots", "package", "accepted", "per result");
-  out << line;
-  for (const ResultCost& r : rows) {
-    const auto& cost = r.quote.unit_cost;
-    std::snprintf(line, sizeof line, "  %-5d %-10s %-14s %4d %5lld %14s %9lld %14s\n", r.row.line,
-                  r.row.date.c_str(), r.row.gpu.c_str(), r.row.days,
-                  static_cast<long long>(r.row.lots), ("$" + r.quote.total_usd.grouped(2)).c_str(),
-                  static_cast<long long>(r.row.units_accepted_distinct),
-                  cost ? ("$" + ExactDecimal::parse(cost->display_usd).grouped(4)).c_str() : "none");
+  out << "Cost per accepted result: " << table_path << " (" << counted(rows.size(), "row") << ")\n"
+      << "Prices: " << catalog_path << "\n\n";
+  if (rows.empty()) {
+    out << "The table has no rows yet: one row is added per real run.\n";
+  } else {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-5s %-10s %-14s %4s %5s %14s %9s %14s\n", "line", "date",
+                  "gpu", "days", "lots", "package", "accepted", "per result");
     out << line;
-  }
-  for (const ResultCost& r : rows)
-    if (r.quote.unit_cost && !r.quote.unit_cost->exact_usd)
-      out << "  line " << r.row.line << " exactly: " << exact_cost_text(*r.quote.unit_cost) << "\n";
-  out << "\n" << UnitCost::display_rounding() << "\n"
-      << "A row with no accepted unit has no cost per result.\n";
-  if (!rows.empty())
-    out << "Prices: " << rows.front().quote.entry.source << " (snapshot "
+    for (const ResultCost& r : rows) {
+      const auto& cost = r.quote.unit_cost;
+      std::snprintf(line, sizeof line, "  %-5d %-10s %-14s %4d %5lld %14s %9lld %14s\n", r.row.line,
+                    r.row.date.c_str(), r.row.gpu.c_str(), r.row.days,
+                    static_cast<long long>(r.row.lots), ("$" + r.quote.total_usd.grouped(2)).c_str(),
+                    static_cast<long long>(r.row.units_accepted_distinct),
+                    cost ? ("$" + ExactDecimal::parse(cost->display_usd).grouped(4)).c_str() : "none");
+      out << line;
+    }
+    // Every row gets its exact line, so no row's figure rests on the rounded column alone.
+    out << "\nExactly, per accepted result:\n";
+    for (const ResultCost& r : rows)
+      out << "  line " << r.row.line << ": "
+          << (r.quote.unit_cost ? exact_cost_text(*r.quote.unit_cost)
+                                : std::string("none (no accepted unit, so no cost per result)"))
+          << "\n";
+    out << "\n" << UnitCost::display_rounding() << "\n"
+        << "Prices: " << rows.front().quote.entry.source << " (snapshot "
         << rows.front().quote.entry.snapshot_date << ").\n";
+  }
   out << package_notes::kNotAnOffer << "\n" << package_notes::kRepeatsAreNotResults << "\n";
   return out.str();
 }

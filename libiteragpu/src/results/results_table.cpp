@@ -16,6 +16,7 @@
 #include "mechanics/json_input.hpp"
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/csv_reader.hpp"
+#include "iteragpu/backend.hpp"
 #include "iteragpu/error.hpp"
 #include "mechanics/quantity_parser.hpp"
 #include "mechanics/sha256.hpp"
@@ -75,9 +76,15 @@ std::string path_to_record(const std::string& table_path, const std::string& mea
   return file.compare(0, dir.size(), dir) == 0 ? file.substr(dir.size()) : file;
 }
 
-// Refuses a file that is not an iteragpu measurement: a row must point at real evidence, so
+// What a measurement file says about how it was made.
+struct MeasurementEvidence {
+  std::string backend;  // environment.backend.identity; empty in files from before it
+  std::string device;   // the name of the GPU measured, as the runtime gave it
+};
+
+// Reads a file that must be an iteragpu measurement: a row must point at real evidence, so
 // the file must validate in full against the measurement schema.
-void check_is_measurement(const std::string& path) {
+MeasurementEvidence read_measurement(const std::string& path) {
   const auto refuse = [&path](const std::string& reason) {
     return UsageError("measurement", quoted_for_message(path) + " is not an iteragpu measurement (" +
                                          reason + "); expected the JSON file written by iteragpu measure");
@@ -96,6 +103,31 @@ void check_is_measurement(const std::string& path) {
     throw refuse("its \"schema\" is not \"iteragpu.measurement\"");
   const std::string violation = schema_violation_of(doc, "measurement.schema.json");
   if (!violation.empty()) throw refuse("invalid " + violation);
+  // The schema guarantees the members read here.
+  MeasurementEvidence evidence;
+  const rapidjson::Value& environment = doc["environment"];
+  const rapidjson::Value& backend = environment["backend"];
+  if (backend.HasMember("identity")) evidence.backend = backend["identity"].GetString();
+  const int index = environment["selected_device"]["index"].GetInt();
+  for (const auto& gpu : environment["gpus"].GetArray())
+    if (gpu["index"].GetInt() == index) evidence.device = gpu["name"].GetString();
+  return evidence;
+}
+
+// A measurement from anything but the LibTorch backend is scripted, not a run on a GPU.
+std::string test_double_reason(const MeasurementEvidence& evidence) {
+  if (evidence.backend.empty() || evidence.backend == kLibTorchBackend) return "";
+  return "was made by the " + evidence.backend + " backend (scripted figures, not a GPU): only "
+         "real runs are recorded";
+}
+
+// Empty when `entry` covers the device measured; otherwise says which devices it covers.
+std::string mismatch_text(const CatalogEntry& entry, const std::string& device) {
+  if (entry.covers_device(device)) return "";
+  std::string covered;
+  for (const auto& name : entry.device_names) covered += (covered.empty() ? "" : ", ") + name;
+  return "measured on " + device + ", which " + entry.gpu + " does not cover (" +
+         (covered.empty() ? "the catalog names no device for it" : covered) + ")";
 }
 
 // A CSV field: quoted when it holds a separator, a quote or a line break.
@@ -234,6 +266,17 @@ std::vector<ResultRow> parse_rows(const CsvTable& table, const Catalog& catalog,
         throw data_file_error(table.path, record.line,
                               "measurement_sha256: " + file + " has changed since the row was "
                               "added (SHA-256 " + actual + ", recorded " + row.measurement_sha256 + ")");
+      MeasurementEvidence evidence;
+      try {
+        evidence = read_measurement(file);
+      } catch (const UsageError& e) {
+        throw data_file_error(table.path, record.line, "measurement_file: " + e.reason());
+      }
+      const std::string test_double = test_double_reason(evidence);
+      if (!test_double.empty())
+        throw data_file_error(table.path, record.line, "measurement_file: " + file + " " + test_double);
+      row.measured_device = evidence.device;
+      row.gpu_mismatch = mismatch_text(catalog.find(row.gpu, row.days), evidence.device);
     }
     rows.push_back(std::move(row));
   }
@@ -248,6 +291,14 @@ const std::vector<std::string>& ResultsTable::columns() {
       "units_attempted", "units_accepted_distinct", "quality_metric", "acceptance_threshold",
       "observed_value", "notes"};
   return names;
+}
+
+std::vector<std::string> ResultsTable::gpu_mismatches() const {
+  std::vector<std::string> lines;
+  for (const ResultRow& row : rows_)
+    if (!row.gpu_mismatch.empty())
+      lines.push_back("line " + std::to_string(row.line) + ": " + row.gpu_mismatch);
+  return lines;
 }
 
 ResultsTable ResultsTable::load(const std::string& path, const Catalog& catalog,
@@ -278,7 +329,16 @@ ResultRow ResultsTable::add_result(const std::string& path, const ResultRowReque
   if (request.measurement_file.empty())
     throw UsageError("measurement", "required; expected the JSON file written by iteragpu measure");
   row.measurement_file = path_to_record(path, request.measurement_file);
-  check_is_measurement(request.measurement_file);
+  const MeasurementEvidence evidence = read_measurement(request.measurement_file);
+  const std::string test_double = test_double_reason(evidence);
+  if (!test_double.empty())
+    throw UsageError("measurement", quoted_for_message(request.measurement_file) + " " + test_double);
+  row.measured_device = evidence.device;
+  row.gpu_mismatch = mismatch_text(catalog.find(row.gpu, row.days), evidence.device);
+  if (!row.gpu_mismatch.empty() && !request.gpu_mismatch_ok)
+    throw UsageError("gpu", quoted_for_message(request.measurement_file) + " was " + row.gpu_mismatch +
+                                "; name the package of the GPU measured, or allow the mismatch "
+                                "(gpu-mismatch-ok) if the catalog names that GPU differently");
   row.measurement_sha256 = sha256_file_hex(request.measurement_file);
 
   // Through a symbolic link the table it points to is updated (and the link kept); a link

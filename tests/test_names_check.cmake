@@ -1,0 +1,22 @@
+# Fails when a test name a person reads in ctest's output is long or unreadable: a line of
+# `ctest -N` over 120 characters, or a parameter printed by gtest (a byte dump) instead of
+# named by the test's name generator. Run by ctest (tests/CMakeLists.txt).
+execute_process(COMMAND ${CTEST} -N --test-dir ${BUILD_DIR} OUTPUT_VARIABLE listing RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "ctest -N failed: ${status}")
+endif()
+string(REPLACE ";" "," listing "${listing}")
+string(REPLACE "\n" ";" lines "${listing}")
+set(count 0)
+foreach(line IN LISTS lines)
+  string(LENGTH "${line}" length)
+  if(length GREATER 120 OR line MATCHES "byte object|GetParam")
+    message(SEND_ERROR "unreadable test name (${length} characters): ${line}")
+  endif()
+  if(line MATCHES "Test +#")
+    math(EXPR count "${count} + 1")
+  endif()
+endforeach()
+if(count LESS 100)
+  message(FATAL_ERROR "ctest -N listed ${count} tests; expected the whole suite")
+endif()
