@@ -15,9 +15,6 @@
 namespace iteragpu {
 namespace {
 
-constexpr const char* kMeasurementSchema = "iteragpu.measurement";
-constexpr int kMeasurementSchemaVersion = 1;
-
 // Bounds that keep every size computation far from overflow and the workload "bounded";
 // anything within them that does not fit on the GPU is the device's out-of-memory answer.
 constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;  // 16,777,216
@@ -94,25 +91,6 @@ std::optional<MemoryPrediction> predict_for(const MeasureRequest& request,
                                             const EnvironmentReport& environment) {
   if (environment.stack && environment.stack->hip_build_version) return std::nullopt;
   return MemoryPredictor::predict(request, PredictionTarget::from_environment(environment));
-}
-
-// The spread of the warm_forward rows' times; GPU event times only when every row has one.
-TimingSummary summarize_warm_repeats(const std::vector<PhaseRow>& phases) {
-  std::vector<double> host;
-  std::vector<double> gpu;
-  bool every_gpu_time = true;
-  for (const PhaseRow& row : phases) {
-    if (row.phase != "warm_forward") continue;
-    host.push_back(row.host_seconds);
-    if (row.gpu_event_seconds) {
-      gpu.push_back(*row.gpu_event_seconds);
-    } else {
-      every_gpu_time = false;
-    }
-  }
-  return TimingSummary::of_warm_repeats(host, every_gpu_time && !host.empty()
-                                                  ? std::optional<std::vector<double>>(gpu)
-                                                  : std::nullopt);
 }
 
 Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
@@ -344,16 +322,8 @@ std::string Measurement::to_json() const {
   json.key("phases").begin_array();
   for (std::size_t index = 0; index < phases.size(); ++index) {
     const PhaseRow& row = phases[index];
-    json.begin_object().key("phase").value(row.phase).key("repeat");
-    if (row.repeat > 0) {
-      json.value(row.repeat);
-    } else {
-      json.null();
-    }
-    json.key("forwards").value(row.forwards)
-        .key("host_seconds").value(row.host_seconds)
-        .key("gpu_event_seconds").value(row.gpu_event_seconds);
-    write_phase_counters(json, row.baseline, row.end);
+    json.begin_object();
+    write_phase_row_members(json, row);
     const PhasePrediction* predicted = predicted_row(index);
     json.key("predicted");
     if (predicted) {

@@ -1,6 +1,8 @@
 #include "mechanics/quantity_parser.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 
 #include "iteragpu/error.hpp"
@@ -52,6 +54,21 @@ bool is_calendar_date(const std::string& text) {
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
   const int month_days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   return day <= month_days[month - 1];
+}
+
+bool parse_compute_capability(const std::string& text, int& major, int& minor) {
+  const char* begin = text.c_str();
+  const char* end = begin + text.size();
+  const char* dot = std::find(begin, end, '.');
+  if (dot == end || !all_digits(text, 0, dot - begin) || !all_digits(text, dot - begin + 1, text.size()))
+    return false;
+  int parsed_major = 0, parsed_minor = 0;
+  if (std::from_chars(begin, dot, parsed_major).ec != std::errc() ||
+      std::from_chars(dot + 1, end, parsed_minor).ec != std::errc())
+    return false;  // out of int range
+  major = parsed_major;
+  minor = parsed_minor;
+  return true;
 }
 
 std::string quoted_for_message(const std::string& value) {

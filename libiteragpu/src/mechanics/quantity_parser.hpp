@@ -26,6 +26,10 @@ Decimal parse_decimal(const std::string& text, const std::string& field, bool al
 // "7B", "1.5M", "70b". The value must be whole.
 BigInt parse_parameter_count(const std::string& text, const std::string& field);
 
+// "9.0", "10.0": a CUDA compute capability MAJOR.MINOR, both plain decimal integers. False
+// (and the outputs untouched) for anything else.
+bool parse_compute_capability(const std::string& text, int& major, int& minor);
+
 // "2026-12-02": four-digit year, month and day that exist in the calendar.
 bool is_calendar_date(const std::string& text);
 

@@ -89,13 +89,9 @@ void check_is_measurement(const std::string& path) {
     throw refuse(error.reason());
   }
   rapidjson::Document doc;
-  const std::string problem = parse_json(text, doc);
+  const std::string problem =
+      parse_schema_document(text, "iteragpu.measurement", "measurement.schema.json", doc);
   if (!problem.empty()) throw refuse(problem);
-  if (!doc.IsObject() || !doc.HasMember("schema") || !doc["schema"].IsString() ||
-      std::string(doc["schema"].GetString()) != "iteragpu.measurement")
-    throw refuse("its \"schema\" is not \"iteragpu.measurement\"");
-  const std::string violation = schema_violation_of(doc, "measurement.schema.json");
-  if (!violation.empty()) throw refuse("invalid " + violation);
 }
 
 // A CSV field: quoted when it holds a separator, a quote or a line break.
