@@ -17,5 +17,6 @@ int run_measure(const std::vector<std::string>& args);
 int run_predict(const std::vector<std::string>& args);
 int run_results(const std::vector<std::string>& args);
 int run_kit(const std::vector<std::string>& args);
+int run_compare(const std::vector<std::string>& args);
 
 }  // namespace iteragpu::cli

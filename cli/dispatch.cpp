@@ -27,6 +27,8 @@ const Subcommand kSubcommands[] = {
      run_measure},
     {"predict", "the allocator counters measure will record, before the GPU is touched",
      run_predict},
+    {"compare", "measurements side by side: what differs, peaks, times, ratios to the first",
+     run_compare},
     {"packages", "rental package prices and cost per accepted result",
      run_packages},
     {"results", "the raw-results table: add a run, check, report cost per accepted result",

@@ -212,7 +212,15 @@ Measurement Measurement::from_json(const std::string& text, const std::string& s
   rapidjson::Document document;
   const std::string problem =
       parse_schema_document(text, kMeasurementSchema, "measurement.schema.json", document);
-  if (!problem.empty()) throw DataFileError(source + ": not an iteragpu measurement (" + problem + ")");
+  if (!problem.empty()) {
+    // `measure --device all` writes a summary beside the per-device measurements: say which.
+    const bool summary = document.IsObject() && document.HasMember("schema") && document["schema"].IsString() &&
+                         std::string(document["schema"].GetString()) == "iteragpu.measurement-summary";
+    throw DataFileError(source + ": not an iteragpu measurement (" + problem + ")" +
+                        (summary ? "; this is a multi-device summary: use the per-device measurement "
+                                   "files it lists"
+                                 : ""));
+  }
   // The measurement schema requires only what a measurement needs of its environment
   // section; the section as a whole follows the environment report's own schema.
   const std::string environment_problem = schema_violation_of(document["environment"], "environment.schema.json");

@@ -16,6 +16,7 @@
 #include "mechanics/json_input.hpp"
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/csv_reader.hpp"
+#include "mechanics/text_table.hpp"
 #include "iteragpu/error.hpp"
 #include "mechanics/quantity_parser.hpp"
 #include "mechanics/sha256.hpp"
@@ -92,20 +93,6 @@ void check_is_measurement(const std::string& path) {
   const std::string problem =
       parse_schema_document(text, "iteragpu.measurement", "measurement.schema.json", doc);
   if (!problem.empty()) throw refuse(problem);
-}
-
-// A CSV field: quoted when it holds a separator, a quote or a line break.
-std::string csv_field(const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
-  std::string quoted = "\"";
-  for (char c : value) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-std::string csv_record(const std::vector<std::string>& fields, const char* line_end) {
-  std::string line;
-  for (std::size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_field(fields[i]);
-  return line + line_end;
 }
 
 std::vector<std::string> fields_of(const ResultRow& row) {
