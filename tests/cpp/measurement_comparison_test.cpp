@@ -167,6 +167,28 @@ TEST(MeasurementComparison, FourRenderingsOfTheSameRows) {
   EXPECT_CONTAINS(text, "Timing warnings: [1] ");
 }
 
+// The real H200 pair: float32 against bfloat16 at batch 2, context 128, width 1024, measured
+// one after the other on 2026-12-04. Weights halve; the peaks do not, because the cuBLAS and
+// cuBLASLt workspaces (32 MiB and 1 MiB on Hopper) are part of them whatever the dtype.
+TEST(MeasurementComparison, RealH200Float32AgainstBfloat16) {
+  const std::string dir = ITERAGPU_SOURCE_DIR "/examples/results/";
+  const MeasurementComparison c =
+      MeasurementComparison::of_files({dir + "mesures-float32.json", dir + "mesures-bfloat16.json"});
+  EXPECT_EQ(row(c, "model", "parameter_bytes").values[1].integer, 16787456u);
+  EXPECT_EQ(*row(c, "model", "parameter_bytes").ratios[1], 0.5);
+  const ComparisonRow& peak = row(c, "peaks", "all.peak_allocated_bytes");
+  EXPECT_EQ(peak.values[0].integer, 77615104u);
+  EXPECT_EQ(peak.values[1].integer, 56109056u);
+  // Take the workspaces away and the rest of the peak halves exactly with the dtype.
+  const std::uint64_t workspaces = 33554432u + 1048576u;
+  EXPECT_EQ(peak.values[0].integer - workspaces, 2 * (peak.values[1].integer - workspaces));
+  for (const ComparisonRow& r : c.section("environment")->rows) EXPECT_TRUE(r.same) << r.name;
+  const std::string& finding = c.findings[0];
+  EXPECT_CONTAINS(finding, "configuration differs in dtype (float32 → bfloat16); the same environment");
+  EXPECT_CONTAINS(finding, "parameter bytes ×0.500, largest peak allocated ×0.723");
+  EXPECT_CONTAINS(finding, "cuBLAS workspace (33,554,432 bytes) and the cuBLASLt one (1,048,576 bytes), the same whatever the dtype");
+}
+
 // The real H200 files: a float32 run at width 1024 against the seed's small one.
 TEST(MeasurementComparison, RealH200Files) {
   const std::string dir = ITERAGPU_SOURCE_DIR "/examples/results/";

@@ -342,18 +342,24 @@ std::string finding(const MeasurementComparison& c, std::size_t index) {
   add("warm GPU event median", ratio("times", "gpu_event.median"), spread_note("gpu_event"));
   if (!ratios.empty()) text += "; " + joined(ratios);
 
-  // Why the peaks do not follow the weights when only the dtype changes: part of every peak
-  // from the first forward on is the cuBLAS workspace, whose size does not depend on it.
+  // Why the peaks do not follow the weights when the dtype changes: from the first forward on
+  // every peak holds the cuBLAS (and cuBLASLt) workspaces, whose sizes do not depend on it.
   const Measurement& first = c.measurements[0];
   const Measurement& other = c.measurements[index];
+  const auto workspaces = [](const MemoryPrediction& p) {
+    return std::make_pair(p.target.cublas_workspace_bytes, p.cublaslt_used ? p.target.cublaslt_workspace_bytes : 0);
+  };
   const std::optional<double> weights = ratio("model", "parameter_bytes");
   const std::optional<double> peak = ratio("peaks", "all.peak_allocated_bytes");
   if (first.model.dtype != other.model.dtype && first.prediction && other.prediction &&
-      first.prediction->target.cublas_workspace_bytes == other.prediction->target.cublas_workspace_bytes &&
-      first.prediction->target.cublas_workspace_bytes > 0 && weights && peak && *peak > *weights)
+      workspaces(*first.prediction) == workspaces(*other.prediction) &&
+      workspaces(*first.prediction).first > 0 && weights && peak && *peak > *weights) {
+    const auto [cublas, cublaslt] = workspaces(*first.prediction);
     text += "; the peaks change less than the weights because from the first forward on they hold the "
-            "cuBLAS workspace (" + grouped(first.prediction->target.cublas_workspace_bytes) +
-            " bytes in both), whatever the dtype";
+            "cuBLAS workspace (" + grouped(cublas) + " bytes" +
+            (cublaslt > 0 ? ") and the cuBLASLt one (" + grouped(cublaslt) + " bytes" : std::string()) +
+            "), the same whatever the dtype";
+  }
   if (configuration.empty() && environment_changes.empty())
     text += "; with nothing changed, the differences are run-to-run variation";
   return text + ".";
