@@ -147,6 +147,9 @@ TEST(MeasurementReader, RefusesWhatIsNotAWholeMeasurement) {
                   "'iteragpu.measurement-summary', not \"iteragpu.measurement\"");
   EXPECT_CONTAINS(refusal(replaced(json, "\"phases\"", "\"rows\"")), "invalid at /");
   EXPECT_CONTAINS(refusal(replaced(json, "\"peak_reserved_bytes\"", "\"cache_bytes\"")), "invalid at /phases/0");
+  // A number RapidJSON's validator cannot hash is refused before it validates (fuzzer finding).
+  EXPECT_CONTAINS(refusal(replaced(json, "\"schema_version\": 1,", "\"schema_version\": 1e30,")),
+                  "invalid at /schema_version (a number beyond the 64-bit integer range)");
   // The environment section is checked against the environment report's own schema.
   EXPECT_CONTAINS(refusal(replaced(json, "\"libc\"", "\"c_library\"")), "environment invalid at /system");
 }
