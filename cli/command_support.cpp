@@ -22,11 +22,12 @@ std::string one_line(std::string message) {
 
 ParsedOptions parse_options(const std::string& command, po::options_description& options,
                             const std::vector<std::string>& args, bool csv_allowed,
-                            const char* positional_option) {
-  const char* formats = csv_allowed ? "text, json or csv" : "text or json";
+                            const char* positional_option, bool markdown_allowed, int positional_max) {
+  const std::string formats = std::string("text") + (csv_allowed ? ", json" : "") +
+                              (markdown_allowed ? ", markdown" : "") + (csv_allowed ? " or csv" : " or json");
   options.add_options()
       ("format", po::value<std::string>()->default_value("text"),
-       (std::string("output format: ") + formats).c_str())
+       ("output format: " + formats).c_str())
       ("help,h", "show this help and exit");
   ParsedOptions parsed;
   try {
@@ -36,7 +37,7 @@ ParsedOptions parse_options(const std::string& command, po::options_description&
     po::command_line_parser parser(args);
     parser.options(options).style(style);
     po::positional_options_description positional;
-    if (positional_option) parser.positional(positional.add(positional_option, 1));
+    if (positional_option) parser.positional(positional.add(positional_option, positional_max));
     const po::parsed_options tokens = parser.run();
     for (const auto& token : tokens.options)
       if (token.position_key >= 0 && !token.value.empty() && !positional_option)
@@ -54,6 +55,8 @@ ParsedOptions parse_options(const std::string& command, po::options_description&
     parsed.format = OutputFormat::kJson;
   } else if (format == "csv" && csv_allowed) {
     parsed.format = OutputFormat::kCsv;
+  } else if (format == "markdown" && markdown_allowed) {
+    parsed.format = OutputFormat::kMarkdown;
   } else if (format != "text") {
     throw UsageError("format", "'" + format + "' is not an output format; expected " + formats);
   }

@@ -11,7 +11,7 @@ namespace iteragpu::cli {
 
 namespace po = boost::program_options;
 
-enum class OutputFormat { kText, kJson, kCsv };
+enum class OutputFormat { kText, kJson, kCsv, kMarkdown };
 
 struct ParsedOptions {
   po::variables_map values;
@@ -20,12 +20,14 @@ struct ParsedOptions {
 };
 
 // Adds --help and --format to `options`, parses `args` strictly (unknown options, missing
-// values and positional arguments are UsageErrors), and checks --format (text or json, and
-// csv where `csv_allowed`). Where `positional_option` names one of `options`, a single
-// positional argument is accepted as its value (`iteragpu kit verify DIR`).
+// values and positional arguments are UsageErrors), and checks --format (text or json, csv
+// where `csv_allowed`, markdown where `markdown_allowed`). Where `positional_option` names
+// one of `options`, up to `positional_max` positional arguments (-1: any number) are
+// accepted as its values (`iteragpu kit verify DIR`, `iteragpu compare A.json B.json`).
 ParsedOptions parse_options(const std::string& command, po::options_description& options,
                             const std::vector<std::string>& args, bool csv_allowed = false,
-                            const char* positional_option = nullptr);
+                            const char* positional_option = nullptr, bool markdown_allowed = false,
+                            int positional_max = 1);
 
 // Prints "Usage: iteragpu <command> [options]" and the option table on stdout.
 void print_help(const std::string& command, const std::string& summary,

@@ -18,5 +18,6 @@ int run_predict(const std::vector<std::string>& args);
 int run_sweep(const std::vector<std::string>& args);
 int run_results(const std::vector<std::string>& args);
 int run_kit(const std::vector<std::string>& args);
+int run_compare(const std::vector<std::string>& args);
 
 }  // namespace iteragpu::cli

@@ -29,6 +29,8 @@ const Subcommand kSubcommands[] = {
      run_predict},
     {"sweep", "the largest batch, context or width under a memory budget, by measurement",
      run_sweep},
+    {"compare", "measurements side by side: what differs, peaks, times, ratios to the first",
+     run_compare},
     {"packages", "rental package prices and cost per accepted result",
      run_packages},
     {"results", "the raw-results table: add a run, check, report cost per accepted result",

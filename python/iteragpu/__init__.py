@@ -15,6 +15,7 @@ The same core C++ library as the ``iteragpu`` command, through a private extensi
     iteragpu.quote("b200", days=7, lots=2)                                # package prices
     iteragpu.results_add("resultats.csv", measurement="mesures.json", ...)  # one real run
     iteragpu.results_report("resultats.csv")                               # cost per result
+    iteragpu.compare("mesures-float32.json", "mesures-bfloat16.json")      # side by side
 
 Results have attributes (exact values as ``int`` / ``decimal.Decimal``), ``to_dict()``
 (equal to the CLI's JSON), ``to_json()``, ``to_text()`` and an HTML view in Jupyter.
@@ -46,6 +47,8 @@ from ._iteragpu import (
     CheckpointEstimate,
     CheckpointShard,
     CheckpointTensor,
+    ComparisonRow,
+    ComparisonSection,
     DataFileError,
     DeviceUnavailable,
     Environment,
@@ -56,6 +59,7 @@ from ._iteragpu import (
     DeviceOutcome,
     DeviceResultFigures,
     Measurement,
+    MeasurementComparison,
     MeasurementFailed,
     MeasurementSummary,
     MeasureConfiguration,
@@ -87,7 +91,9 @@ from ._iteragpu import (
     UsageError,
     __version__,
     build_description,
+    read_measurement,
 )
+from ._iteragpu import compare_measurements as _compare_measurements
 from ._iteragpu import predict_memory as _predict_memory
 from ._iteragpu import report_results as _report_results
 from ._measure import PhaseMeasurer, measure, sweep
@@ -258,6 +264,28 @@ def results_report(table, sort="table", descending=False, catalog=None):
     return _report_results(ResultsTable.load(table, calculator.catalog), calculator, sort, descending)
 
 
+def compare(*measurements):
+    """Measurements side by side, with every figure's ratio to the first's.
+
+    Args:
+        *measurements: two or more Measurement objects (from measure() or
+            read_measurement()) and/or paths of files written by measure (str or PathLike).
+            The first is the reference of the ratios.
+
+    Returns:
+        MeasurementComparison: ``findings`` (what differs from the first, and what follows),
+        ``sections`` of rows (configuration, model, environment, peaks, times); str() is
+        the CLI's text, ``to_markdown()``, ``to_csv()``, ``to_dict()``, and an HTML view in
+        Jupyter.
+
+    Raises:
+        UsageError: fewer than two measurements.
+        DataFileError: a path that is missing or not a whole measurement ("PATH: reason").
+        TypeError: an argument that is neither a Measurement nor a path.
+    """
+    return _compare_measurements(list(measurements))
+
+
 __all__ = [
     "AllocatorCounters",
     "BackendUnavailable",
@@ -267,6 +295,8 @@ __all__ = [
     "CheckpointEstimate",
     "CheckpointShard",
     "CheckpointTensor",
+    "ComparisonRow",
+    "ComparisonSection",
     "DataFileError",
     "DeviceUnavailable",
     "Environment",
@@ -279,6 +309,7 @@ __all__ = [
     "MeasureConfiguration",
     "MeasureRequest",
     "Measurement",
+    "MeasurementComparison",
     "MeasurementFailed",
     "MeasurementSummary",
     "MemoryAmount",
@@ -309,11 +340,13 @@ __all__ = [
     "UsageError",
     "__version__",
     "build_description",
+    "compare",
     "environment",
     "estimate",
     "measure",
     "predict",
     "quote",
+    "read_measurement",
     "results_add",
     "results_check",
     "results_report",

@@ -12,6 +12,8 @@ from ._iteragpu import CheckpointDtypeTotal as CheckpointDtypeTotal
 from ._iteragpu import CheckpointEstimate as CheckpointEstimate
 from ._iteragpu import CheckpointShard as CheckpointShard
 from ._iteragpu import CheckpointTensor as CheckpointTensor
+from ._iteragpu import ComparisonRow as ComparisonRow
+from ._iteragpu import ComparisonSection as ComparisonSection
 from ._iteragpu import DataFileError as DataFileError
 from ._iteragpu import DeviceUnavailable as DeviceUnavailable
 from ._iteragpu import Environment as Environment
@@ -24,6 +26,7 @@ from ._iteragpu import DeviceResultFigures as DeviceResultFigures
 from ._iteragpu import MeasureConfiguration as MeasureConfiguration
 from ._iteragpu import MeasureRequest as MeasureRequest
 from ._iteragpu import Measurement as Measurement
+from ._iteragpu import MeasurementComparison as MeasurementComparison
 from ._iteragpu import MeasurementFailed as MeasurementFailed
 from ._iteragpu import MeasurementSummary as MeasurementSummary
 from ._iteragpu import MemoryAmount as MemoryAmount
@@ -54,6 +57,7 @@ from ._iteragpu import UnitCost as UnitCost
 from ._iteragpu import UsageError as UsageError
 from ._iteragpu import __version__ as __version__
 from ._iteragpu import build_description as build_description
+from ._iteragpu import read_measurement as read_measurement
 
 Progress = Union[None, Literal[False], ProgressCallback]
 
@@ -76,6 +80,8 @@ def results_check(table: PathArg, catalog: Union[None, PathArg, Catalog] = ...) 
 def results_report(table: PathArg, sort: Literal["table", "cost", "date", "gpu"] = ...,
                    descending: bool = ...,
                    catalog: Union[None, PathArg, Catalog] = ...) -> ResultsReport: ...
+
+def compare(*measurements: Union[Measurement, PathArg]) -> MeasurementComparison: ...
 
 class PhaseMeasurer:
     """Measures in a fresh worker process unless in_process=True."""

@@ -455,3 +455,32 @@ class PhaseMeasurer:
     """In this process; iteragpu.PhaseMeasurer uses a fresh worker process by default."""
     def __init__(self) -> None: ...
     def measure(self, request: MeasureRequest, progress: Optional[ProgressCallback] = ...) -> Measurement: ...
+
+# Measurements read back and compared (python/src/comparison_bindings.cpp).
+def read_measurement(path: PathArg) -> Measurement: ...
+
+class ComparisonRow:
+    name: str
+    label: str
+    unit: str  # "bytes", "seconds", "fraction" or ""
+    same: bool
+    values: List[Union[str, int, float, None]]
+    ratios: Optional[List[Optional[float]]]
+
+class ComparisonSection:
+    name: str  # configuration | model | environment | peaks | times
+    title: str
+    rows: List[ComparisonRow]
+    def row(self, name: str) -> Optional[ComparisonRow]: ...
+
+class MeasurementComparison(_Report):
+    sources: List[str]
+    measurements: List[Measurement]
+    sections: List[ComparisonSection]
+    findings: List[str]
+    def section(self, name: str) -> Optional[ComparisonSection]: ...
+    def to_markdown(self) -> str: ...
+    def to_csv(self) -> str: ...
+    def _repr_html_(self) -> str: ...
+
+def compare_measurements(items: List[Union[Measurement, PathArg]]) -> MeasurementComparison: ...

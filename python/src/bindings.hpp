@@ -21,6 +21,7 @@ void register_measure(py::module_& m);
 void register_predict(py::module_& m);
 void register_timing(py::module_& m);
 void register_results(py::module_& m);
+void register_comparison(py::module_& m);
 
 // An exact number as Python sees it: int when whole, decimal.Decimal otherwise.
 py::object exact_number(const ExactDecimal& value);

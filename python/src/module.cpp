@@ -29,4 +29,5 @@ PYBIND11_MODULE(_iteragpu, m) {
   python::register_timing(m);
   python::register_measure(m);
   python::register_results(m);
+  python::register_comparison(m);
 }

@@ -167,6 +167,8 @@ def _real_outputs(cli, tmp_path, fake_backend):
     outputs["kit-verification"] = run("kit", "verify", str(kit), "--format", "json")
     outputs["results-report"] = iteragpu.results_report(
         os.path.join(SOURCE_DIR, "data", "resultats-bruts.csv")).to_dict()
+    outputs["comparison"] = iteragpu.compare(
+        os.path.join(examples, "mesures-float32.json"), os.path.join(examples, "mesures-bfloat16.json")).to_dict()
     os.environ["ITERAGPU_FAKE_BACKEND"] = "memory=268435456"
     try:
         outputs["sweep"] = iteragpu.sweep("batch", width=1024, backend_path=fake_backend, progress=False).to_dict()

@@ -45,9 +45,16 @@ struct Measurement {
   int exact_predicted_counters() const;
 
   std::string to_json() const;  // schema "iteragpu.measurement"
-  static Measurement from_json(const std::string& text, const std::string& source);
-  static Measurement read(const std::string& path);
   std::string to_text() const;
+
+  // A measurement file read back: from_json(m.to_json(), ...).to_json() == m.to_json().
+  // Anything that is not a whole measurement (not JSON, another schema, invalid against the
+  // measurement or environment schema, a synthetic model or rows that do not follow from the
+  // configuration) is a one-line DataFileError "SOURCE: reason". Files written before the
+  // timing summary existed get it computed from their warm rows.
+  static Measurement from_json(const std::string& text, const std::string& source);
+  // The file at `path`, read like every input of the core (regular files only, bounded).
+  static Measurement read(const std::string& path);
 };
 
 // Called after each phase row, for progress display.

@@ -171,11 +171,10 @@ void write_environment_members(JsonWriter& json, const EnvironmentReport& report
     json.value(report.backend_error);
   }
   // What produced the figures (absent from files written before it was recorded).
-  json.key("identity");
-  if (report.stack) {
-    json.value(report.stack->backend_identity);
-  } else {
-    json.null();
+  if (!report.stack) {
+    json.key("identity").null();
+  } else if (!report.stack->backend_identity.empty()) {  // empty: read from a file without it
+    json.key("identity").value(report.stack->backend_identity);
   }
   json.end_object();
 
@@ -219,6 +218,64 @@ void write_environment_members(JsonWriter& json, const EnvironmentReport& report
       .key("runtime_total_bytes").value(have_stack ? report.stack->selected_total_bytes : std::nullopt)
       .end_object();
   json.key("notes").value(environment_notes());
+}
+
+EnvironmentReport read_environment_members(const JsonObjectReader& json) {
+  EnvironmentReport report;
+  const JsonObjectReader iteragpu = json.object("iteragpu");
+  report.iteragpu_version = iteragpu.text("version");
+  report.iteragpu_build = iteragpu.text("build");
+
+  const JsonObjectReader system = json.object("system");
+  report.os_name = system.text("os_name");
+  report.os_distribution = system.text_or_null("os_distribution");
+  report.kernel_release = system.text("kernel_release");
+  report.architecture = system.text("architecture");
+  report.libc = system.text("libc");
+  const JsonObjectReader driver = system.object("nvidia_kernel_driver");
+  report.nvidia_driver_version = driver.text_or_null("version");
+  if (report.nvidia_driver_version) report.nvidia_driver_source = driver.text("source");
+
+  const JsonObjectReader backend = json.object("backend");
+  report.backend_available = backend.flag("available");
+  report.backend_path = backend.text_or_null("plugin_path").value_or("");
+  report.backend_error = backend.text_or_null("error").value_or("");
+
+  const JsonObjectReader selected = json.object("selected_device");
+  report.selected_device = selected.text("device");
+  report.selected_index = selected.integer("index");
+  report.selected_present = selected.flag("present");
+
+  // The stack is described by "libtorch" and "gpus" together: both null or both present.
+  if (json.is_null("libtorch") != json.is_null("gpus"))
+    json.fail("gpus", "must be null exactly when \"libtorch\" is");
+  if (!json.is_null("libtorch")) {
+    const JsonObjectReader libtorch = json.object("libtorch");
+    StackReport stack;
+    stack.torch_version = libtorch.text("version");
+    stack.cuda_build_version = libtorch.text_or_null("cuda_build_version");
+    stack.hip_build_version = libtorch.text_or_null("hip_build_version");
+    stack.cudnn_version = libtorch.text_or_null("cudnn_version");
+    stack.gpu_runtime_available = libtorch.flag("gpu_runtime_available");
+    if (backend.has("identity") && !backend.is_null("identity")) stack.backend_identity = backend.text("identity");
+    for (const JsonObjectReader& entry : json.objects("gpus")) {
+      GpuDevice gpu;
+      gpu.index = entry.integer("index");
+      gpu.name = entry.text("name");
+      if (!parse_compute_capability(entry.text("compute_capability"), gpu.compute_capability_major,
+                                    gpu.compute_capability_minor))
+        entry.fail("compute_capability", "not MAJOR.MINOR");
+      gpu.total_memory_bytes = entry.uint64("total_memory_bytes");
+      gpu.multiprocessors = entry.integer("multiprocessors");
+      if (entry.text("device") != "cuda:" + std::to_string(gpu.index))
+        entry.fail("device", "does not match the index");
+      stack.gpus.push_back(std::move(gpu));
+    }
+    stack.selected_free_bytes = selected.uint64_or_null("runtime_free_bytes");
+    stack.selected_total_bytes = selected.uint64_or_null("runtime_total_bytes");
+    report.stack = std::move(stack);
+  }
+  return report;
 }
 
 std::string EnvironmentReport::to_json() const {

@@ -62,8 +62,7 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
   configuration.dtype = request.dtype;
   configuration.warmup = static_cast<int>(parse_whole_number(request.warmup, "warmup", 0, kMaxForwards));
   configuration.repeats = static_cast<int>(parse_whole_number(request.repeats, "repeats", 1, kMaxForwards));
-  configuration.seed = static_cast<std::uint64_t>(
-      parse_whole_number(request.seed, "seed", 0, std::numeric_limits<long long>::max()));
+  configuration.seed = parse_whole_number_up_to_uint64(request.seed, "seed");
   configuration.output = request.output;
   configuration.backend_path = request.backend_path;
   configuration.hidden = SyntheticModel::from(configuration).hidden;  // checks the rest

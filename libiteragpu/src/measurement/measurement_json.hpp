@@ -2,9 +2,13 @@
 // JSON pieces shared by a measurement file, a multi-device summary and a prediction.
 
 #include "iteragpu/phase_measurer.hpp"
+#include "mechanics/json_input.hpp"
 #include "mechanics/json_output.hpp"
 
 namespace iteragpu {
+
+inline constexpr const char* kMeasurementSchema = "iteragpu.measurement";
+inline constexpr int kMeasurementSchemaVersion = 1;
 
 // Writes `"configuration": {<device_key>: request.device (null when empty), batch, ..., seed}`.
 inline void write_measure_configuration(JsonWriter& json, const char* device_key,
@@ -63,7 +67,7 @@ inline void write_phase_counter_differences(JsonWriter& json, const AllocatorCou
 }
 
 // Writes a phase row's own members (phase, repeat, forwards, times, counters) into the open
-// object: a row of a measurement file and a worker's progress record have the same shape.
+// object: a row of a measurement file and a streamed row have the same members.
 inline void write_phase_row_members(JsonWriter& json, const PhaseRow& row) {
   json.key("phase").value(row.phase).key("repeat");
   if (row.repeat > 0) {
@@ -77,7 +81,15 @@ inline void write_phase_row_members(JsonWriter& json, const PhaseRow& row) {
   write_phase_counters(json, row.baseline, row.end);
 }
 
-// One phase row as its own document ("iteragpu.phase-row"), and back (measurement_reader.cpp).
+// Reads back what write_phase_counters wrote (measured or predicted counters).
+void read_phase_counters(const JsonObjectReader& json, AllocatorCounters& baseline, AllocatorCounters& end);
+
+// Reads back what write_phase_row_members wrote; DataFileError naming the member otherwise.
+PhaseRow read_phase_row_members(const JsonObjectReader& json);
+
+// One phase row as its own one-line document ("iteragpu.phase-row", version 1, then the
+// members of a measurement file's row), for streaming rows as they are measured; and back.
+// phase_row_from_json throws DataFileError "phase row: reason".
 std::string phase_row_to_json(const PhaseRow& row);
 PhaseRow phase_row_from_json(const std::string& text);
 

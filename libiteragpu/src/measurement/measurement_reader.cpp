@@ -1,297 +1,265 @@
-// A measurement read back from its JSON document: what a worker sends its runner, what
-// `compare` and Python's Measurement.read() open. The document must validate against the
-// measurement schema in full first; what the schema cannot say (the model follows from the
-// configuration) is checked here. Whatever to_json() writes comes back: read(x).to_json()
-// is x, byte for byte.
+// A measurement file read back into the values that wrote it (Measurement::from_json, read),
+// and a phase row streamed on its own. What is read is checked to be a whole measurement:
+// valid against the schemas, a synthetic model that follows from the configuration, the rows
+// the configuration produces in the protocol's order, and a prediction summary that agrees
+// with its rows. Members derived from others (layers, shapes, differences, notes) are not
+// kept: to_json() writes them again from what was read.
 
 #include <rapidjson/document.h>
 
+#include "environment/environment_json.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/phase_measurer.hpp"
 #include "measurement/measurement_json.hpp"
+#include "measurement/phase_protocol.hpp"
 #include "mechanics/input_file.hpp"
 #include "mechanics/json_input.hpp"
-#include "mechanics/json_output.hpp"
+#include "mechanics/quantity_parser.hpp"
 
 namespace iteragpu {
 namespace {
 
-using Value = rapidjson::Value;
+constexpr const char* kPhaseRowSchema = "iteragpu.phase-row";
+constexpr int kPhaseRowSchemaVersion = 1;
 
-// Typed access to members the schema has already vouched for; a DataFileError naming the
-// source and the member all the same, should a document slip past it.
-class Fields {
- public:
-  explicit Fields(std::string source) : source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const std::string& what) const { throw DataFileError(source_ + ": " + what); }
-
-  const Value& at(const Value& object, const char* name) const {
-    if (!object.IsObject()) fail(std::string("expected an object holding \"") + name + "\"");
-    const auto found = object.FindMember(name);
-    if (found == object.MemberEnd()) fail(std::string("missing \"") + name + "\"");
-    return found->value;
-  }
-  std::string text(const Value& object, const char* name) const {
-    const Value& value = at(object, name);
-    if (!value.IsString()) fail(std::string("\"") + name + "\" is not a string");
-    return std::string(value.GetString(), value.GetStringLength());
-  }
-  std::optional<std::string> optional_text(const Value& object, const char* name) const {
-    return at(object, name).IsNull() ? std::nullopt : std::optional<std::string>(text(object, name));
-  }
-  std::int64_t int64(const Value& object, const char* name) const {
-    const Value& value = at(object, name);
-    if (!value.IsInt64()) fail(std::string("\"") + name + "\" is not an integer");
-    return value.GetInt64();
-  }
-  std::uint64_t uint64(const Value& object, const char* name) const {
-    const Value& value = at(object, name);
-    if (!value.IsUint64()) fail(std::string("\"") + name + "\" is not a non-negative integer");
-    return value.GetUint64();
-  }
-  std::optional<std::uint64_t> optional_uint64(const Value& object, const char* name) const {
-    return at(object, name).IsNull() ? std::nullopt : std::optional<std::uint64_t>(uint64(object, name));
-  }
-  int integer(const Value& object, const char* name) const {
-    const Value& value = at(object, name);
-    if (!value.IsInt()) fail(std::string("\"") + name + "\" is not an integer");
-    return value.GetInt();
-  }
-  double number(const Value& object, const char* name) const {
-    const Value& value = at(object, name);
-    if (!value.IsNumber()) fail(std::string("\"") + name + "\" is not a number");
-    return value.GetDouble();
-  }
-  std::optional<double> optional_number(const Value& object, const char* name) const {
-    return at(object, name).IsNull() ? std::nullopt : std::optional<double>(number(object, name));
-  }
-  bool boolean(const Value& object, const char* name) const {
-    const Value& value = at(object, name);
-    if (!value.IsBool()) fail(std::string("\"") + name + "\" is not true or false");
-    return value.GetBool();
-  }
-  const Value& array(const Value& object, const char* name) const {
-    const Value& value = at(object, name);
-    if (!value.IsArray()) fail(std::string("\"") + name + "\" is not an array");
-    return value;
-  }
-  std::vector<std::string> texts(const Value& object, const char* name) const {
-    std::vector<std::string> result;
-    for (const Value& item : array(object, name).GetArray()) {
-      if (!item.IsString()) fail(std::string("\"") + name + "\" holds a value that is not a string");
-      result.emplace_back(item.GetString(), item.GetStringLength());
-    }
-    return result;
-  }
-  // "9.0" → (9, 0)
-  std::pair<int, int> compute_capability(const Value& object, const char* name) const {
-    const std::string value = text(object, name);
-    const std::size_t dot = value.find('.');
-    try {
-      if (dot != std::string::npos) return {std::stoi(value.substr(0, dot)), std::stoi(value.substr(dot + 1))};
-    } catch (const std::exception&) {
-    }
-    fail(std::string("\"") + name + "\" is not a compute capability such as 9.0");
-  }
-
- private:
-  std::string source_;
-};
-
-void read_counters(const Fields& f, const Value& row, AllocatorCounters& baseline, AllocatorCounters& end) {
-  const Value& allocated = f.at(row, "allocated_bytes");
-  const Value& reserved = f.at(row, "reserved_bytes");
-  baseline.allocated_bytes = f.uint64(allocated, "baseline");
-  baseline.reserved_bytes = f.uint64(reserved, "baseline");
-  end.allocated_bytes = f.uint64(allocated, "end");
-  end.reserved_bytes = f.uint64(reserved, "end");
-  end.peak_allocated_bytes = f.uint64(row, "peak_allocated_bytes");
-  end.peak_reserved_bytes = f.uint64(row, "peak_reserved_bytes");
+MeasureConfiguration read_configuration(const JsonObjectReader& json) {
+  MeasureConfiguration request;
+  request.device = json.text("device");
+  request.batch = json.int64("batch");
+  request.context = json.int64("context");
+  request.width = json.int64("width");
+  request.hidden = json.int64("hidden");
+  request.dtype = json.text("dtype");
+  request.warmup = json.integer("warmup");
+  request.repeats = json.integer("repeats");
+  request.seed = json.uint64("seed");
+  request.output.clear();  // where the file was written is not part of it
+  return request;
 }
 
-PhaseRow read_phase_row(const Fields& f, const Value& row) {
-  PhaseRow result;
-  result.phase = f.text(row, "phase");
-  result.repeat = f.at(row, "repeat").IsNull() ? 0 : f.integer(row, "repeat");
-  result.forwards = f.integer(row, "forwards");
-  result.host_seconds = f.number(row, "host_seconds");
-  result.gpu_event_seconds = f.optional_number(row, "gpu_event_seconds");
-  read_counters(f, row, result.baseline, result.end);
-  return result;
-}
-
-EnvironmentReport read_environment(const Fields& f, const Value& environment) {
-  EnvironmentReport report;
-  const Value& iteragpu = f.at(environment, "iteragpu");
-  report.iteragpu_version = f.text(iteragpu, "version");
-  report.iteragpu_build = f.text(iteragpu, "build");
-  const Value& system = f.at(environment, "system");
-  report.os_name = f.text(system, "os_name");
-  report.os_distribution = f.optional_text(system, "os_distribution");
-  report.kernel_release = f.text(system, "kernel_release");
-  report.architecture = f.text(system, "architecture");
-  report.libc = f.text(system, "libc");
-  const Value& driver = f.at(system, "nvidia_kernel_driver");
-  report.nvidia_driver_version = f.optional_text(driver, "version");
-  report.nvidia_driver_source = f.optional_text(driver, "source").value_or("");
-  const Value& backend = f.at(environment, "backend");
-  report.backend_available = f.boolean(backend, "available");
-  report.backend_path = f.optional_text(backend, "plugin_path").value_or("");
-  report.backend_error = f.optional_text(backend, "error").value_or("");
-  const Value& libtorch = f.at(environment, "libtorch");
-  const Value& selected = f.at(environment, "selected_device");
-  if (!libtorch.IsNull()) {
-    StackReport stack;
-    stack.torch_version = f.text(libtorch, "version");
-    stack.cuda_build_version = f.optional_text(libtorch, "cuda_build_version");
-    stack.hip_build_version = f.optional_text(libtorch, "hip_build_version");
-    stack.cudnn_version = f.optional_text(libtorch, "cudnn_version");
-    stack.gpu_runtime_available = f.boolean(libtorch, "gpu_runtime_available");
-    // Which backend produced the figures; files written before it was recorded lack it.
-    const auto identity = backend.FindMember("identity");
-    if (identity != backend.MemberEnd() && identity->value.IsString()) stack.backend_identity = identity->value.GetString();
-    for (const Value& gpu : f.array(environment, "gpus").GetArray()) {
-      GpuDevice device;
-      device.index = f.integer(gpu, "index");
-      device.name = f.text(gpu, "name");
-      std::tie(device.compute_capability_major, device.compute_capability_minor) =
-          f.compute_capability(gpu, "compute_capability");
-      device.total_memory_bytes = f.uint64(gpu, "total_memory_bytes");
-      device.multiprocessors = f.integer(gpu, "multiprocessors");
-      stack.gpus.push_back(device);
-    }
-    stack.selected_free_bytes = f.optional_uint64(selected, "runtime_free_bytes");
-    stack.selected_total_bytes = f.optional_uint64(selected, "runtime_total_bytes");
-    report.stack = stack;
+// The model follows from the configuration; the file's synthetic_model must say the same.
+SyntheticModel derived_model(const MeasureConfiguration& request, const JsonObjectReader& configuration,
+                             const JsonObjectReader& written) {
+  SyntheticModel model;
+  try {
+    model = SyntheticModel::from(request);
+  } catch (const UsageError& error) {
+    configuration.fail(error.field(), error.reason());
   }
-  report.selected_device = f.text(selected, "device");
-  report.selected_index = f.integer(selected, "index");
-  report.selected_present = f.boolean(selected, "present");
-  return report;
+  const auto expect = [&written](const char* name, std::int64_t value) {
+    if (written.int64(name) != value)
+      written.fail(name, "is " + std::to_string(written.int64(name)) + " but the configuration gives " +
+                             std::to_string(value));
+  };
+  if (written.text("dtype") != model.dtype) written.fail("dtype", "differs from the configuration's");
+  expect("dtype_bytes", model.dtype_bytes);
+  expect("parameter_count", model.parameter_count);
+  expect("parameter_bytes", model.parameter_bytes);
+  expect("input_bytes", model.input_bytes);
+  const std::vector<std::int64_t> shape = {model.batch, model.context, model.width};
+  if (written.int64s("input_shape") != shape) written.fail("input_shape", "differs from the configuration's");
+  if (written.int64s("output_shape") != shape) written.fail("output_shape", "differs from the configuration's");
+  return model;
 }
 
-MeasureConfiguration read_configuration(const Fields& f, const Value& configuration) {
-  MeasureConfiguration result;
-  result.device = f.text(configuration, "device");
-  result.batch = f.int64(configuration, "batch");
-  result.context = f.int64(configuration, "context");
-  result.width = f.int64(configuration, "width");
-  result.hidden = f.int64(configuration, "hidden");
-  result.dtype = f.text(configuration, "dtype");
-  result.warmup = f.integer(configuration, "warmup");
-  result.repeats = f.integer(configuration, "repeats");
-  result.seed = f.uint64(configuration, "seed");
-  return result;
+// The rows run_phase_protocol produces, in its order: model_load, inputs, cold_forward,
+// warmup (when warmup > 0, all its forwards in one row), one warm_forward per repeat.
+void check_row_sequence(const std::vector<PhaseRow>& rows, const MeasureConfiguration& request,
+                        const JsonObjectReader& json) {
+  std::vector<PhaseRow> expected(3);
+  expected[0].phase = "model_load";
+  expected[1].phase = "inputs";
+  expected[2].phase = "cold_forward";
+  expected[2].forwards = 1;
+  if (request.warmup > 0) {
+    expected.emplace_back();
+    expected.back().phase = "warmup";
+    expected.back().forwards = request.warmup;
+  }
+  for (int repeat = 1; repeat <= request.repeats; ++repeat) {
+    expected.emplace_back();
+    expected.back().phase = "warm_forward";
+    expected.back().repeat = repeat;
+    expected.back().forwards = 1;
+  }
+  if (rows.size() != expected.size() || static_cast<int>(rows.size()) != phase_row_count(request))
+    json.fail("phases", "has " + std::to_string(rows.size()) + " rows but the configuration gives " +
+                            std::to_string(expected.size()));
+  for (std::size_t index = 0; index < rows.size(); ++index) {
+    const PhaseRow& row = rows[index];
+    const PhaseRow& want = expected[index];
+    if (row.phase != want.phase || row.repeat != want.repeat || row.forwards != want.forwards)
+      json.fail("phases/" + std::to_string(index),
+                "is " + row.phase + " (repeat " + std::to_string(row.repeat) + ", " +
+                    std::to_string(row.forwards) + " forwards) where the protocol has " + want.phase +
+                    " (repeat " + std::to_string(want.repeat) + ", " + std::to_string(want.forwards) +
+                    " forwards)");
+  }
 }
 
-SpreadStatistics read_spread(const Fields& f, const Value& spread) {
-  SpreadStatistics result;
-  result.count = f.integer(spread, "count");
-  result.median = f.number(spread, "median");
-  result.iqr = f.number(spread, "iqr");
-  result.min = f.number(spread, "min");
-  result.max = f.number(spread, "max");
-  result.mean = f.number(spread, "mean");
-  result.stdev = f.number(spread, "stdev");
-  result.cv = f.number(spread, "cv");
-  return result;
+SpreadStatistics read_spread(const JsonObjectReader& json) {
+  SpreadStatistics spread;
+  spread.count = json.integer("count");
+  spread.median = json.number("median");
+  spread.iqr = json.number("iqr");
+  spread.min = json.number("min");
+  spread.max = json.number("max");
+  spread.mean = json.number("mean");
+  spread.stdev = json.number("stdev");
+  spread.cv = json.number("cv");
+  return spread;
 }
 
-TimingSummary read_timing(const Fields& f, const Value& timing) {
-  TimingSummary result;
-  result.warm_repeats = f.integer(timing, "warm_repeats");
-  result.host_seconds = read_spread(f, f.at(timing, "host_seconds"));
-  if (!f.at(timing, "gpu_event_seconds").IsNull())
-    result.gpu_event_seconds = read_spread(f, f.at(timing, "gpu_event_seconds"));
-  for (const Value& warning : f.array(timing, "warnings").GetArray())
-    result.warnings.push_back({f.text(warning, "code"), f.text(warning, "clock"), f.text(warning, "message")});
-  return result;
+TimingSummary read_timing(const JsonObjectReader& json) {
+  TimingSummary timing;
+  timing.warm_repeats = json.integer("warm_repeats");
+  timing.host_seconds = read_spread(json.object("host_seconds"));
+  if (!json.is_null("gpu_event_seconds")) timing.gpu_event_seconds = read_spread(json.object("gpu_event_seconds"));
+  for (const JsonObjectReader& warning : json.objects("warnings"))
+    timing.warnings.push_back({warning.text("code"), warning.text("clock"), warning.text("message")});
+  return timing;
 }
 
-// The prediction section and the rows' "predicted" counters, as one MemoryPrediction.
-std::optional<MemoryPrediction> read_prediction(const Fields& f, const Value& document, const Measurement& m) {
-  const Value& section = f.at(document, "prediction");
-  if (section.IsNull()) return std::nullopt;
+// The prediction's summary and each row's predicted counters. A row without them gets an
+// empty placeholder, so prediction rows stay index-aligned with the measured ones.
+MemoryPrediction read_prediction(const JsonObjectReader& json, const std::vector<JsonObjectReader>& rows,
+                                 const Measurement& measurement) {
   MemoryPrediction prediction;
-  prediction.configuration = m.configuration;
-  prediction.model = m.model;
+  prediction.configuration = measurement.configuration;
+  prediction.model = measurement.model;
   PredictionTarget& target = prediction.target;
-  std::tie(target.compute_capability_major, target.compute_capability_minor) =
-      f.compute_capability(section, "compute_capability");
-  target.cublas_workspace_bytes = f.uint64(section, "cublas_workspace_bytes");
-  target.cublaslt_workspace_bytes = f.uint64(section, "cublaslt_workspace_bytes");
-  target.workspace_source = f.text(section, "workspace_source");
-  if (m.environment.stack)
-    for (const GpuDevice& gpu : m.environment.stack->gpus)
-      if (gpu.index == m.environment.selected_index) target.gpu_name = gpu.name;
-  prediction.cublaslt_used = f.boolean(section, "cublaslt_used");
-  prediction.caveats = f.texts(section, "caveats");
-  std::size_t index = 0;
-  for (const Value& row : f.array(document, "phases").GetArray()) {
-    const Value& predicted = f.at(row, "predicted");
-    if (predicted.IsNull()) f.fail("phase row " + std::to_string(index + 1) + " has no prediction");
-    const PhaseRow& measured = m.phases[index++];
-    PhasePrediction predicted_row{measured.phase, measured.repeat, measured.forwards, {}, {}};
-    read_counters(f, predicted, predicted_row.baseline, predicted_row.end);
-    prediction.phases.push_back(predicted_row);
+  if (!parse_compute_capability(json.text("compute_capability"), target.compute_capability_major,
+                                target.compute_capability_minor))
+    json.fail("compute_capability", "not MAJOR.MINOR");
+  if (measurement.environment.stack)
+    for (const GpuDevice& gpu : measurement.environment.stack->gpus)
+      if (gpu.index == measurement.environment.selected_index) target.gpu_name = gpu.name;
+  target.cublas_workspace_bytes = json.uint64("cublas_workspace_bytes");
+  target.cublaslt_workspace_bytes = json.uint64("cublaslt_workspace_bytes");
+  target.workspace_source = json.text("workspace_source");
+  prediction.cublaslt_used = json.flag("cublaslt_used");
+  prediction.caveats = json.texts("caveats");
+  for (std::size_t index = 0; index < rows.size(); ++index) {
+    PhasePrediction predicted;
+    if (rows[index].has("predicted") && !rows[index].is_null("predicted")) {
+      const PhaseRow& row = measurement.phases[index];
+      predicted.phase = row.phase;
+      predicted.repeat = row.repeat;
+      predicted.forwards = row.forwards;
+      read_phase_counters(rows[index].object("predicted"), predicted.baseline, predicted.end);
+    }
+    prediction.phases.push_back(std::move(predicted));
   }
   return prediction;
 }
 
 }  // namespace
 
-Measurement Measurement::from_json(const std::string& text, const std::string& source) {
-  rapidjson::Document document;
-  const std::string problem = parse_json(text, document);
-  if (!problem.empty()) throw DataFileError(source + ": " + problem);
-  const Fields f(source);
-  if (!document.IsObject() || !document.HasMember("schema") || !document["schema"].IsString() ||
-      std::string(document["schema"].GetString()) != "iteragpu.measurement")
-    f.fail("not a measurement (its \"schema\" is not \"iteragpu.measurement\")");
-  const std::string violation = schema_violation_of(document, "measurement.schema.json");
-  if (!violation.empty()) f.fail("not a valid measurement: " + violation);
-
-  Measurement m;
-  m.environment = read_environment(f, f.at(document, "environment"));
-  m.configuration = read_configuration(f, f.at(document, "configuration"));
-  try {
-    m.model = SyntheticModel::from(m.configuration);
-  } catch (const UsageError& error) {
-    f.fail(std::string("its configuration is not one iteragpu measures: ") + error.what());
-  }
-  const Value& model = f.at(document, "synthetic_model");
-  if (f.int64(model, "parameter_count") != m.model.parameter_count ||
-      f.int64(model, "parameter_bytes") != m.model.parameter_bytes ||
-      f.int64(model, "input_bytes") != m.model.input_bytes || f.text(model, "dtype") != m.model.dtype)
-    f.fail("its synthetic_model does not follow from its configuration");
-  for (const Value& row : f.array(document, "phases").GetArray()) m.phases.push_back(read_phase_row(f, row));
-  m.prediction = read_prediction(f, document, m);
-  m.timing = read_timing(f, f.at(document, "timing"));
-  return m;
+void read_phase_counters(const JsonObjectReader& json, AllocatorCounters& baseline, AllocatorCounters& end) {
+  const JsonObjectReader allocated = json.object("allocated_bytes");
+  const JsonObjectReader reserved = json.object("reserved_bytes");
+  baseline.allocated_bytes = allocated.uint64("baseline");
+  end.allocated_bytes = allocated.uint64("end");
+  baseline.reserved_bytes = reserved.uint64("baseline");
+  end.reserved_bytes = reserved.uint64("end");
+  end.peak_allocated_bytes = json.uint64("peak_allocated_bytes");
+  end.peak_reserved_bytes = json.uint64("peak_reserved_bytes");
 }
 
-Measurement Measurement::read(const std::string& path) {
-  std::string text;
-  try {
-    text = read_input_file(path, "measurement", kMaxJsonDocumentBytes);
-  } catch (const InputFileError& error) {
-    throw DataFileError(path + ": " + error.reason());
+PhaseRow read_phase_row_members(const JsonObjectReader& json) {
+  PhaseRow row;
+  row.phase = json.text("phase");
+  if (row.phase != "model_load" && row.phase != "inputs" && row.phase != "cold_forward" &&
+      row.phase != "warmup" && row.phase != "warm_forward")
+    json.fail("phase", quoted_for_message(row.phase) + " is not a phase of the protocol");
+  // A repeat number belongs to warm_forward rows only.
+  if ((row.phase == "warm_forward") == json.is_null("repeat"))
+    json.fail("repeat", row.phase == "warm_forward" ? "missing for a warm_forward row" : "set for a " + row.phase + " row");
+  if (!json.is_null("repeat")) {
+    row.repeat = json.integer("repeat");
+    if (row.repeat < 1) json.fail("repeat", "below 1");
   }
-  return from_json(text, path);
+  row.forwards = json.integer("forwards");
+  if (row.forwards < 0) json.fail("forwards", "negative");
+  row.host_seconds = json.number("host_seconds");
+  row.gpu_event_seconds = json.number_or_null("gpu_event_seconds");
+  if (row.host_seconds < 0) json.fail("host_seconds", "negative");
+  if (row.gpu_event_seconds && *row.gpu_event_seconds < 0) json.fail("gpu_event_seconds", "negative");
+  read_phase_counters(json, row.baseline, row.end);
+  return row;
 }
 
 std::string phase_row_to_json(const PhaseRow& row) {
-  JsonWriter json("iteragpu.phase-row", 1);
+  JsonWriter json(kPhaseRowSchema, kPhaseRowSchemaVersion);
   write_phase_row_members(json, row);
-  return json.finish();
+  return json.finish_on_one_line();
 }
 
 PhaseRow phase_row_from_json(const std::string& text) {
+  const std::string source = "phase row";
   rapidjson::Document document;
   const std::string problem = parse_json(text, document);
-  if (!problem.empty()) throw DataFileError("phase row: " + problem);
-  return read_phase_row(Fields("phase row"), document);
+  if (!problem.empty()) throw DataFileError(source + ": " + problem);
+  const JsonObjectReader json(document, source);
+  if (json.text("schema") != kPhaseRowSchema)
+    json.fail("schema", "is not \"" + std::string(kPhaseRowSchema) + "\"");
+  if (json.integer("schema_version") != kPhaseRowSchemaVersion)
+    json.fail("schema_version", "is not " + std::to_string(kPhaseRowSchemaVersion));
+  return read_phase_row_members(json);
+}
+
+Measurement Measurement::from_json(const std::string& text, const std::string& source) {
+  rapidjson::Document document;
+  const std::string problem =
+      parse_schema_document(text, kMeasurementSchema, "measurement.schema.json", document);
+  if (!problem.empty()) {
+    // `measure --device all` writes a summary beside the per-device measurements: say which.
+    const bool summary = document.IsObject() && document.HasMember("schema") && document["schema"].IsString() &&
+                         std::string(document["schema"].GetString()) == "iteragpu.measurement-summary";
+    throw DataFileError(source + ": not an iteragpu measurement (" + problem + ")" +
+                        (summary ? "; this is a multi-device summary: use the per-device measurement "
+                                   "files it lists"
+                                 : ""));
+  }
+  // The measurement schema requires only what a measurement needs of its environment
+  // section; the section as a whole follows the environment report's own schema.
+  const std::string environment_problem = schema_violation_of(document["environment"], "environment.schema.json");
+  if (!environment_problem.empty())
+    throw DataFileError(source + ": not an iteragpu measurement (environment invalid " + environment_problem + ")");
+
+  const JsonObjectReader json(document, source);
+  Measurement measurement;
+  measurement.environment = read_environment_members(json.object("environment"));
+  const JsonObjectReader configuration = json.object("configuration");
+  measurement.configuration = read_configuration(configuration);
+  if (measurement.configuration.device != measurement.environment.selected_device)
+    configuration.fail("device", measurement.configuration.device + " is not the environment's selected device " +
+                                     measurement.environment.selected_device);
+  measurement.model = derived_model(measurement.configuration, configuration, json.object("synthetic_model"));
+
+  const std::vector<JsonObjectReader> rows = json.objects("phases");
+  for (const JsonObjectReader& row : rows) measurement.phases.push_back(read_phase_row_members(row));
+  check_row_sequence(measurement.phases, measurement.configuration, json);
+
+  // Files written before 2026-12-04 have no prediction and no timing section: the timing
+  // summary is the statistics of their warm rows, computed as the measurement computes it.
+  if (json.has("prediction") && !json.is_null("prediction")) {
+    const JsonObjectReader prediction = json.object("prediction");
+    measurement.prediction = read_prediction(prediction, rows, measurement);
+    if (prediction.integer("counters") != static_cast<int>(6 * measurement.phases.size()))
+      prediction.fail("counters", "is not 6 per phase row");
+    if (prediction.integer("exact_counters") != measurement.exact_predicted_counters())
+      prediction.fail("exact_counters", "is " + std::to_string(prediction.integer("exact_counters")) +
+                                            " but the rows' predicted counters give " +
+                                            std::to_string(measurement.exact_predicted_counters()));
+  }
+  measurement.timing = json.has("timing") ? read_timing(json.object("timing"))
+                                          : summarize_warm_repeats(measurement.phases);
+  return measurement;
+}
+
+Measurement Measurement::read(const std::string& path) {
+  return from_json(read_input_file(path, "measurement", kMaxJsonDocumentBytes), path);
 }
 
 }  // namespace iteragpu

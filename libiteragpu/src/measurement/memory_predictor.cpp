@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -28,6 +27,7 @@
 #include "mechanics/json_output.hpp"
 #include "measurement/measurement_json.hpp"
 #include "measurement/phase_protocol.hpp"
+#include "mechanics/quantity_parser.hpp"
 
 namespace iteragpu {
 namespace {
@@ -235,17 +235,7 @@ PredictionTarget PredictionTarget::resolve(const std::string& device,
                                     : "give either a device or a compute capability, not both");
   if (!compute_capability.empty()) {
     int major = 0, minor = 0;
-    const char* text = compute_capability.c_str();
-    const char* end = text + compute_capability.size();
-    const char* dot = std::find(text, end, '.');
-    const auto [stop_major, error_major] = std::from_chars(text, dot, major);
-    bool ok = dot != end && dot != text && dot + 1 != end && error_major == std::errc() &&
-              stop_major == dot;
-    if (ok) {
-      const auto [stop_minor, error_minor] = std::from_chars(dot + 1, end, minor);
-      ok = error_minor == std::errc() && stop_minor == end;
-    }
-    if (!ok)
+    if (!parse_compute_capability(compute_capability, major, minor))
       throw UsageError("compute-capability", "'" + compute_capability +
                                                  "' is not MAJOR.MINOR; expected a CUDA compute "
                                                  "capability such as 8.0, 9.0 or 10.0");

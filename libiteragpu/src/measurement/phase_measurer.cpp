@@ -15,8 +15,6 @@
 namespace iteragpu {
 namespace {
 
-constexpr const char* kMeasurementSchema = "iteragpu.measurement";
-constexpr int kMeasurementSchemaVersion = 1;
 
 // Set from a signal handler: lock-free, so async-signal-safe.
 std::atomic<bool> interrupt_requested{false};
@@ -56,25 +54,6 @@ std::optional<MemoryPrediction> predict_for(const MeasureConfiguration& request,
                                             const EnvironmentReport& environment) {
   if (environment.stack && environment.stack->hip_build_version) return std::nullopt;
   return MemoryPredictor::predict(request, model, PredictionTarget::from_environment(environment));
-}
-
-// The spread of the warm_forward rows' times; GPU event times only when every row has one.
-TimingSummary summarize_warm_repeats(const std::vector<PhaseRow>& phases) {
-  std::vector<double> host;
-  std::vector<double> gpu;
-  bool every_gpu_time = true;
-  for (const PhaseRow& row : phases) {
-    if (row.phase != "warm_forward") continue;
-    host.push_back(row.host_seconds);
-    if (row.gpu_event_seconds) {
-      gpu.push_back(*row.gpu_event_seconds);
-    } else {
-      every_gpu_time = false;
-    }
-  }
-  return TimingSummary::of_warm_repeats(host, every_gpu_time && !host.empty()
-                                                  ? std::optional<std::vector<double>>(gpu)
-                                                  : std::nullopt);
 }
 
 Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,

@@ -26,4 +26,7 @@ void run_phase_protocol(Backend& backend, const MeasureConfiguration& request,
                         const SyntheticModel& model, const ModelSpec& spec,
                         const std::function<void(PhaseRow row)>& record);
 
+// The spread of the warm_forward rows' times; GPU event times only when every row has one.
+TimingSummary summarize_warm_repeats(const std::vector<PhaseRow>& phases);
+
 }  // namespace iteragpu

@@ -70,4 +70,20 @@ std::string JsonWriter::finish() {
   return std::string(buffer_.GetString(), buffer_.GetSize()) + "\n";
 }
 
+std::string JsonWriter::finish_on_one_line() {
+  // Strings escape their line breaks, so every raw line break is layout: dropping it with the
+  // indentation after it leaves the same document.
+  const std::string pretty = finish();
+  std::string line;
+  line.reserve(pretty.size());
+  for (std::size_t i = 0; i < pretty.size(); ++i) {
+    if (pretty[i] != '\n') {
+      line += pretty[i];
+      continue;
+    }
+    while (i + 1 < pretty.size() && pretty[i + 1] == ' ') ++i;
+  }
+  return line + "\n";
+}
+
 }  // namespace iteragpu

@@ -41,6 +41,8 @@ class JsonWriter {
 
   // Closes the top-level object; the document ends with a newline.
   std::string finish();
+  // The same document on a single line (ending with a newline), for line-delimited streams.
+  std::string finish_on_one_line();
 
  private:
   rapidjson::StringBuffer buffer_;

@@ -1,7 +1,11 @@
 #include "mechanics/quantity_parser.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 
 #include "iteragpu/error.hpp"
 
@@ -54,6 +58,21 @@ bool is_calendar_date(const std::string& text) {
   return day <= month_days[month - 1];
 }
 
+bool parse_compute_capability(const std::string& text, int& major, int& minor) {
+  const char* begin = text.c_str();
+  const char* end = begin + text.size();
+  const char* dot = std::find(begin, end, '.');
+  if (dot == end || !all_digits(text, 0, dot - begin) || !all_digits(text, dot - begin + 1, text.size()))
+    return false;
+  int parsed_major = 0, parsed_minor = 0;
+  if (std::from_chars(begin, dot, parsed_major).ec != std::errc() ||
+      std::from_chars(dot + 1, end, parsed_minor).ec != std::errc())
+    return false;  // out of int range
+  major = parsed_major;
+  minor = parsed_minor;
+  return true;
+}
+
 std::string quoted_for_message(const std::string& value) {
   constexpr std::size_t kShown = 40;
   std::string shown;
@@ -92,18 +111,31 @@ long long parse_bounded_positive_integer(const std::string& text, const std::str
   return value.convert_to<long long>();
 }
 
-long long parse_whole_number(const std::string& text, const std::string& field, long long minimum,
-                             long long maximum) {
-  const std::string accepted =
-      "expected a whole number from " + std::to_string(minimum) + " to " + std::to_string(maximum);
+namespace {
+
+// A whole number as written, within [minimum, maximum] (inclusive); UsageError otherwise.
+BigInt checked_whole_number(const std::string& text, const std::string& field, const BigInt& minimum,
+                            const BigInt& maximum) {
+  const std::string accepted = "expected a whole number from " + minimum.str() + " to " + maximum.str();
   check_length(text, field, accepted);
   const std::size_t begin = text[0] == '+' ? 1 : 0;
   if (!all_digits(text, begin, text.size()))
     throw UsageError(field, quoted_for_message(text) + " is not a whole number; " + accepted);
-  const BigInt value = exact::from_digits(text.substr(begin));
+  BigInt value = exact::from_digits(text.substr(begin));
   if (value < minimum || value > maximum)
     throw UsageError(field, quoted_for_message(text) + " is out of range; " + accepted);
-  return value.convert_to<long long>();
+  return value;
+}
+
+}  // namespace
+
+long long parse_whole_number(const std::string& text, const std::string& field, long long minimum,
+                             long long maximum) {
+  return checked_whole_number(text, field, minimum, maximum).convert_to<long long>();
+}
+
+std::uint64_t parse_whole_number_up_to_uint64(const std::string& text, const std::string& field) {
+  return checked_whole_number(text, field, 0, std::numeric_limits<std::uint64_t>::max()).convert_to<std::uint64_t>();
 }
 
 Decimal parse_decimal(const std::string& text, const std::string& field, bool allow_negative) {

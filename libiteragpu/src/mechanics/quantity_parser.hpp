@@ -2,6 +2,7 @@
 // Strict parsing of user-supplied numbers and dates. Every rejection is a UsageError that names the
 // field, quotes the value and says what is accepted.
 
+#include <cstdint>
 #include <string>
 
 #include "mechanics/exact_arithmetic.hpp"
@@ -28,11 +29,17 @@ long long parse_bounded_positive_integer(const std::string& text, const std::str
 // size as written on a command line, in a Python keyword or in a worker's request.
 long long parse_whole_number(const std::string& text, const std::string& field, long long minimum,
                              long long maximum);
+// The same from 0 to 2^64 − 1 (a seed).
+std::uint64_t parse_whole_number_up_to_uint64(const std::string& text, const std::string& field);
 // "12", "0.5", "4." not accepted; no exponent, no NaN/Inf.
 Decimal parse_decimal(const std::string& text, const std::string& field, bool allow_negative);
 // A positive integer or a shorthand with a K/M/B/T suffix (10^3, 10^6, 10^9, 10^12):
 // "7B", "1.5M", "70b". The value must be whole.
 BigInt parse_parameter_count(const std::string& text, const std::string& field);
+
+// "9.0", "10.0": a CUDA compute capability MAJOR.MINOR, both plain decimal integers. False
+// (and the outputs untouched) for anything else.
+bool parse_compute_capability(const std::string& text, int& major, int& minor);
 
 // "2026-12-02": four-digit year, month and day that exist in the calendar.
 bool is_calendar_date(const std::string& text);

@@ -17,6 +17,7 @@
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/csv_reader.hpp"
 #include "iteragpu/backend.hpp"
+#include "mechanics/text_table.hpp"
 #include "iteragpu/error.hpp"
 #include "mechanics/quantity_parser.hpp"
 #include "mechanics/sha256.hpp"
@@ -96,7 +97,8 @@ MeasurementEvidence read_measurement(const std::string& path) {
     throw refuse(error.reason());
   }
   rapidjson::Document doc;
-  const std::string problem = parse_json(text, doc);
+  const std::string problem =
+      parse_schema_document(text, "iteragpu.measurement", "measurement.schema.json", doc);
   if (!problem.empty()) throw refuse(problem);
   if (!doc.IsObject() || !doc.HasMember("schema") || !doc["schema"].IsString() ||
       std::string(doc["schema"].GetString()) != "iteragpu.measurement")
@@ -128,20 +130,6 @@ std::string mismatch_text(const CatalogEntry& entry, const std::string& device) 
   for (const auto& name : entry.device_names) covered += (covered.empty() ? "" : ", ") + name;
   return "measured on " + device + ", which " + entry.gpu + " does not cover (" +
          (covered.empty() ? "the catalog names no device for it" : covered) + ")";
-}
-
-// A CSV field: quoted when it holds a separator, a quote or a line break.
-std::string csv_field(const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
-  std::string quoted = "\"";
-  for (char c : value) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-std::string csv_record(const std::vector<std::string>& fields, const char* line_end) {
-  std::string line;
-  for (std::size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_field(fields[i]);
-  return line + line_end;
 }
 
 std::vector<std::string> fields_of(const ResultRow& row) {

@@ -1,0 +1,599 @@
+// Measurements side by side: one list of rows per section, built once, then rendered as
+// text, Markdown, CSV or JSON from the same rows.
+
+#include "iteragpu/measurement_comparison.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "iteragpu/error.hpp"
+#include "mechanics/json_output.hpp"
+#include "mechanics/text_table.hpp"
+
+namespace iteragpu {
+namespace {
+
+constexpr const char* kComparisonSchema = "iteragpu.comparison";
+constexpr int kComparisonSchemaVersion = 1;
+// The phases in protocol order; warm_forward's rows are one figure per measurement.
+constexpr const char* kPhases[] = {"model_load", "inputs", "cold_forward", "warmup", "warm_forward"};
+
+using Kind = ComparedValue::Kind;
+
+ComparedValue absent() { return {}; }
+ComparedValue text_value(std::string text) {
+  ComparedValue value;
+  value.kind = Kind::kText;
+  value.text = std::move(text);
+  return value;
+}
+ComparedValue text_value(const std::optional<std::string>& text) { return text ? text_value(*text) : absent(); }
+ComparedValue integer_value(std::uint64_t integer) {
+  ComparedValue value;
+  value.kind = Kind::kInteger;
+  value.integer = integer;
+  return value;
+}
+ComparedValue integer_value(std::int64_t integer) { return integer_value(static_cast<std::uint64_t>(integer)); }
+ComparedValue integer_value(int integer) { return integer_value(static_cast<std::uint64_t>(integer)); }
+ComparedValue number_value(Kind kind, double number) {
+  ComparedValue value;
+  value.kind = kind;
+  value.number = number;
+  return value;
+}
+
+double as_double(const ComparedValue& value) {
+  return value.kind == Kind::kInteger ? static_cast<double>(value.integer) : value.number;
+}
+
+bool numeric(const ComparedValue& value) {
+  return value.kind == Kind::kInteger || value.kind == Kind::kSeconds || value.kind == Kind::kFraction;
+}
+
+std::optional<double> ratio_of(const ComparedValue& value, const ComparedValue& first) {
+  if (!numeric(value) || !numeric(first) || as_double(first) == 0) return std::nullopt;
+  return as_double(value) / as_double(first);
+}
+
+enum class Ratios { kNone, kToFirst };
+
+// A row of one value per measurement.
+ComparisonRow make_row(const std::string& name, const std::string& label, const std::string& unit,
+                       const std::vector<Measurement>& measurements,
+                       const std::function<ComparedValue(const Measurement&)>& value_of,
+                       Ratios ratios = Ratios::kNone) {
+  ComparisonRow row;
+  row.name = name;
+  row.label = label;
+  row.unit = unit;
+  for (const Measurement& measurement : measurements) row.values.push_back(value_of(measurement));
+  row.same = std::all_of(row.values.begin(), row.values.end(),
+                         [&row](const ComparedValue& value) { return value == row.values.front(); });
+  if (ratios == Ratios::kToFirst)
+    for (const ComparedValue& value : row.values) row.ratios.push_back(ratio_of(value, row.values.front()));
+  return row;
+}
+
+const GpuDevice* selected_gpu(const Measurement& measurement) {
+  const EnvironmentReport& environment = measurement.environment;
+  if (!environment.stack) return nullptr;
+  for (const GpuDevice& gpu : environment.stack->gpus)
+    if (gpu.index == environment.selected_index) return &gpu;
+  return nullptr;
+}
+
+ComparisonSection configuration_section(const std::vector<Measurement>& m) {
+  ComparisonSection section{"configuration", "Configuration", {}};
+  auto& rows = section.rows;
+  rows.push_back(make_row("device", "device", "", m, [](const Measurement& x) { return text_value(x.configuration.device); }));
+  rows.push_back(make_row("batch", "batch", "", m, [](const Measurement& x) { return integer_value(x.model.batch); }, Ratios::kToFirst));
+  rows.push_back(make_row("context", "context (positions)", "", m, [](const Measurement& x) { return integer_value(x.model.context); }, Ratios::kToFirst));
+  rows.push_back(make_row("width", "width", "", m, [](const Measurement& x) { return integer_value(x.model.width); }, Ratios::kToFirst));
+  rows.push_back(make_row("hidden", "hidden", "", m, [](const Measurement& x) { return integer_value(x.model.hidden); }, Ratios::kToFirst));
+  rows.push_back(make_row("dtype", "dtype", "", m, [](const Measurement& x) { return text_value(x.model.dtype); }));
+  rows.push_back(make_row("warmup", "warm-up forwards", "", m, [](const Measurement& x) { return integer_value(x.configuration.warmup); }));
+  rows.push_back(make_row("repeats", "warm repeats", "", m, [](const Measurement& x) { return integer_value(x.configuration.repeats); }));
+  rows.push_back(make_row("seed", "seed", "", m, [](const Measurement& x) { return integer_value(x.configuration.seed); }));
+  return section;
+}
+
+ComparisonSection model_section(const std::vector<Measurement>& m) {
+  ComparisonSection section{"model", "Synthetic model", {}};
+  auto& rows = section.rows;
+  rows.push_back(make_row("dtype_bytes", "bytes per value", "bytes", m, [](const Measurement& x) { return integer_value(x.model.dtype_bytes); }, Ratios::kToFirst));
+  rows.push_back(make_row("parameter_count", "parameters", "", m, [](const Measurement& x) { return integer_value(x.model.parameter_count); }, Ratios::kToFirst));
+  rows.push_back(make_row("parameter_bytes", "parameter bytes", "bytes", m, [](const Measurement& x) { return integer_value(x.model.parameter_bytes); }, Ratios::kToFirst));
+  rows.push_back(make_row("input_bytes", "input bytes", "bytes", m, [](const Measurement& x) { return integer_value(x.model.input_bytes); }, Ratios::kToFirst));
+  return section;
+}
+
+ComparisonSection environment_section(const std::vector<Measurement>& m) {
+  ComparisonSection section{"environment", "Environment", {}};
+  auto& rows = section.rows;
+  const auto stack_text = [](std::optional<std::string> StackReport::*member) {
+    return [member](const Measurement& x) {
+      return x.environment.stack ? text_value(x.environment.stack.value().*member) : absent();
+    };
+  };
+  rows.push_back(make_row("gpu", "GPU", "", m, [](const Measurement& x) {
+    const GpuDevice* gpu = selected_gpu(x);
+    return gpu ? text_value(gpu->name) : absent();
+  }));
+  rows.push_back(make_row("compute_capability", "compute capability", "", m, [](const Measurement& x) {
+    const GpuDevice* gpu = selected_gpu(x);
+    return gpu ? text_value(std::to_string(gpu->compute_capability_major) + "." +
+                            std::to_string(gpu->compute_capability_minor))
+               : absent();
+  }));
+  rows.push_back(make_row("gpu_memory_bytes", "GPU memory", "bytes", m, [](const Measurement& x) {
+    const GpuDevice* gpu = selected_gpu(x);
+    return gpu ? integer_value(gpu->total_memory_bytes) : absent();
+  }));
+  rows.push_back(make_row("visible_gpus", "GPUs visible", "", m, [](const Measurement& x) {
+    return x.environment.stack ? integer_value(static_cast<std::uint64_t>(x.environment.stack->gpus.size())) : absent();
+  }));
+  rows.push_back(make_row("nvidia_driver", "NVIDIA kernel driver", "", m, [](const Measurement& x) {
+    return text_value(x.environment.nvidia_driver_version);
+  }));
+  rows.push_back(make_row("libtorch", "LibTorch", "", m, [](const Measurement& x) {
+    return x.environment.stack ? text_value(x.environment.stack->torch_version) : absent();
+  }));
+  rows.push_back(make_row("cuda_build", "CUDA LibTorch was built with", "", m, stack_text(&StackReport::cuda_build_version)));
+  rows.push_back(make_row("hip_build", "HIP LibTorch was built with", "", m, stack_text(&StackReport::hip_build_version)));
+  rows.push_back(make_row("cudnn", "cuDNN", "", m, stack_text(&StackReport::cudnn_version)));
+  rows.push_back(make_row("iteragpu", "iteragpu", "", m, [](const Measurement& x) { return text_value(x.environment.iteragpu_version); }));
+  rows.push_back(make_row("iteragpu_build", "iteragpu build", "", m, [](const Measurement& x) { return text_value(x.environment.iteragpu_build); }));
+  rows.push_back(make_row("os", "operating system", "", m, [](const Measurement& x) {
+    return text_value(x.environment.os_distribution.value_or(x.environment.os_name));
+  }));
+  rows.push_back(make_row("kernel", "kernel", "", m, [](const Measurement& x) { return text_value(x.environment.kernel_release); }));
+  rows.push_back(make_row("libc", "C library", "", m, [](const Measurement& x) { return text_value(x.environment.libc); }));
+  rows.push_back(make_row("architecture", "architecture", "", m, [](const Measurement& x) { return text_value(x.environment.architecture); }));
+  return section;
+}
+
+// The largest of a counter over the rows of `phase` (all rows when `phase` is null); absent
+// when the measurement has no such row.
+ComparedValue largest(const Measurement& measurement, const char* phase, std::uint64_t AllocatorCounters::*counter) {
+  ComparedValue value;
+  for (const PhaseRow& row : measurement.phases) {
+    if (phase != nullptr && row.phase != phase) continue;
+    value = integer_value(std::max(value.integer, row.end.*counter));
+  }
+  return value;
+}
+
+ComparisonSection peaks_section(const std::vector<Measurement>& m) {
+  ComparisonSection section{"peaks", "Peak bytes per phase", {}};
+  const struct {
+    const char* name;
+    const char* label;
+    std::uint64_t AllocatorCounters::*counter;
+  } counters[] = {{"peak_allocated_bytes", "peak allocated", &AllocatorCounters::peak_allocated_bytes},
+                  {"peak_reserved_bytes", "peak reserved", &AllocatorCounters::peak_reserved_bytes}};
+  for (const char* phase : kPhases) {
+    const bool anywhere = std::any_of(m.begin(), m.end(), [phase](const Measurement& x) {
+      return std::any_of(x.phases.begin(), x.phases.end(), [phase](const PhaseRow& row) { return row.phase == phase; });
+    });
+    if (!anywhere) continue;  // no measurement ran a warmup
+    const std::string repeats = std::string(phase) == "warm_forward" ? " (largest of the repeats)" : "";
+    for (const auto& counter : counters)
+      section.rows.push_back(make_row(std::string(phase) + "." + counter.name,
+                                      std::string(phase) + " " + counter.label + repeats, "bytes", m,
+                                      [&](const Measurement& x) { return largest(x, phase, counter.counter); },
+                                      Ratios::kToFirst));
+  }
+  for (const auto& counter : counters)
+    section.rows.push_back(make_row(std::string("all.") + counter.name,
+                                    std::string("largest ") + counter.label + " of all phases", "bytes", m,
+                                    [&](const Measurement& x) { return largest(x, nullptr, counter.counter); },
+                                    Ratios::kToFirst));
+  return section;
+}
+
+ComparisonSection times_section(const std::vector<Measurement>& m) {
+  ComparisonSection section{"times", "Warm forward times (spread of the warm repeats)", {}};
+  auto& rows = section.rows;
+  rows.push_back(make_row("warm_repeats", "warm repeats", "", m, [](const Measurement& x) { return integer_value(x.timing.warm_repeats); }));
+  const struct {
+    const char* name;
+    const char* label;
+    bool gpu;
+  } clocks[] = {{"host", "host", false}, {"gpu_event", "GPU event", true}};
+  for (const auto& clock : clocks) {
+    const auto spread = [gpu = clock.gpu](const Measurement& x) -> const SpreadStatistics* {
+      if (!gpu) return &x.timing.host_seconds;
+      return x.timing.gpu_event_seconds ? &*x.timing.gpu_event_seconds : nullptr;
+    };
+    const std::string name = clock.name, label = clock.label;
+    rows.push_back(make_row(name + ".median", label + " median", "seconds", m, [&](const Measurement& x) {
+      return spread(x) ? number_value(Kind::kSeconds, spread(x)->median) : absent();
+    }, Ratios::kToFirst));
+    rows.push_back(make_row(name + ".iqr", label + " IQR", "seconds", m, [&](const Measurement& x) {
+      return spread(x) ? number_value(Kind::kSeconds, spread(x)->iqr) : absent();
+    }));
+    rows.push_back(make_row(name + ".cv", label + " CV", "fraction", m, [&](const Measurement& x) {
+      return spread(x) ? number_value(Kind::kFraction, spread(x)->cv) : absent();
+    }));
+  }
+  rows.push_back(make_row("warnings", "timing warnings", "", m, [](const Measurement& x) {
+    std::string codes;
+    for (const TimingWarning& warning : x.timing.warnings)
+      codes += (codes.empty() ? "" : ", ") + warning.code + " (" + warning.clock + ")";
+    return text_value(codes.empty() ? "none" : codes);
+  }));
+  return section;
+}
+
+// --- display ---------------------------------------------------------------------------------
+
+std::string grouped(std::uint64_t number) {
+  std::string digits = std::to_string(number), text;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
+    text += digits[i];
+  }
+  return text;
+}
+
+std::string fixed(double number, int places) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", places, number);
+  return text;
+}
+
+// The shortest text that reads back as the same double (what the JSON holds too).
+std::string shortest(double number) {
+  char text[64];
+  const auto result = std::to_chars(text, text + sizeof text, number);
+  return std::string(text, result.ptr);
+}
+
+// For people: grouped integers, microseconds, percentages; "-" when absent.
+std::string shown(const ComparedValue& value) {
+  switch (value.kind) {
+    case Kind::kAbsent: return "-";
+    case Kind::kText: return value.text;
+    case Kind::kInteger: return grouped(value.integer);
+    case Kind::kSeconds: return fixed(value.number * 1e6, 1) + " µs";
+    case Kind::kFraction: return fixed(value.number * 100, 1) + " %";
+  }
+  return "";
+}
+
+// For CSV: exact integers, seconds and fractions as they are; empty when absent.
+std::string raw(const ComparedValue& value) {
+  switch (value.kind) {
+    case Kind::kAbsent: return "";
+    case Kind::kText: return value.text;
+    case Kind::kInteger: return std::to_string(value.integer);
+    case Kind::kSeconds:
+    case Kind::kFraction: return shortest(value.number);
+  }
+  return "";
+}
+
+// Three decimals, or three significant digits below 0.1 (×0.00394, not ×0.004).
+std::string shown_ratio(const std::optional<double>& ratio) {
+  if (!ratio) return "-";
+  if (*ratio >= 0.1 || *ratio == 0) return "×" + fixed(*ratio, 3);
+  char text[64];
+  std::snprintf(text, sizeof text, "×%.3g", *ratio);
+  return text;
+}
+
+std::string tag(std::size_t index) { return "[" + std::to_string(index + 1) + "]"; }
+
+// --- findings --------------------------------------------------------------------------------
+
+// "dtype (float32 → bfloat16), batch (2 → 4)": the rows of `section` where measurement
+// `index` differs from the first.
+std::vector<std::string> changes(const ComparisonSection& section, std::size_t index) {
+  std::vector<std::string> changed;
+  for (const ComparisonRow& row : section.rows)
+    if (row.values[index] != row.values[0])
+      changed.push_back(row.name + " (" + shown(row.values[0]) + " → " + shown(row.values[index]) + ")");
+  return changed;
+}
+
+std::string joined(const std::vector<std::string>& parts, const std::string& separator = ", ") {
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : separator) + part;
+  return text;
+}
+
+std::string finding(const MeasurementComparison& c, std::size_t index) {
+  const std::vector<std::string> configuration = changes(*c.section("configuration"), index);
+  const ComparisonSection& environment = *c.section("environment");
+  const std::vector<std::string> environment_changes = changes(environment, index);
+  std::string text = tag(index) + " against [1]: ";
+  text += configuration.empty() ? "the same configuration"
+                                : "configuration differs in " + joined(configuration);
+  text += environment_changes.empty()
+              ? "; the same environment in the " + std::to_string(environment.rows.size()) + " fields compared"
+              : "; environment differs in " + joined(environment_changes);
+
+  const auto ratio = [&c, index](const char* section, const char* row) {
+    const ComparisonRow* found = c.section(section)->row(row);
+    return found ? found->ratios[index] : std::nullopt;
+  };
+  std::vector<std::string> ratios;
+  const auto add = [&ratios](const std::string& what, const std::optional<double>& value, const std::string& note = "") {
+    if (value) ratios.push_back(what + " " + shown_ratio(value) + note);
+  };
+  // A median time within the repeats' interquartile range of either run is no difference.
+  const auto spread_note = [&c, index](const char* clock) -> std::string {
+    const ComparisonRow* median = c.section("times")->row(std::string(clock) + ".median");
+    const ComparisonRow* iqr = c.section("times")->row(std::string(clock) + ".iqr");
+    if (!median || !iqr || median->values[index].kind != Kind::kSeconds ||
+        median->values[0].kind != Kind::kSeconds)
+      return "";
+    const double gap = std::fabs(median->values[index].number - median->values[0].number);
+    return gap <= std::max(iqr->values[index].number, iqr->values[0].number) ? " (within the repeats' IQR)" : "";
+  };
+  add("parameter bytes", ratio("model", "parameter_bytes"));
+  add("largest peak allocated", ratio("peaks", "all.peak_allocated_bytes"));
+  add("largest peak reserved", ratio("peaks", "all.peak_reserved_bytes"));
+  add("warm host median", ratio("times", "host.median"), spread_note("host"));
+  add("warm GPU event median", ratio("times", "gpu_event.median"), spread_note("gpu_event"));
+  if (!ratios.empty()) text += "; " + joined(ratios);
+
+  // Why the peaks do not follow the weights when the dtype changes: from the first forward on
+  // every peak holds the cuBLAS (and cuBLASLt) workspaces, whose sizes do not depend on it.
+  const Measurement& first = c.measurements[0];
+  const Measurement& other = c.measurements[index];
+  const auto workspaces = [](const MemoryPrediction& p) {
+    return std::make_pair(p.target.cublas_workspace_bytes, p.cublaslt_used ? p.target.cublaslt_workspace_bytes : 0);
+  };
+  const std::optional<double> weights = ratio("model", "parameter_bytes");
+  const std::optional<double> peak = ratio("peaks", "all.peak_allocated_bytes");
+  if (first.model.dtype != other.model.dtype && first.prediction && other.prediction &&
+      workspaces(*first.prediction) == workspaces(*other.prediction) &&
+      workspaces(*first.prediction).first > 0 && weights && peak && *peak > *weights) {
+    const auto [cublas, cublaslt] = workspaces(*first.prediction);
+    text += "; the peaks change less than the weights because from the first forward on they hold the "
+            "cuBLAS workspace (" + grouped(cublas) + " bytes" +
+            (cublaslt > 0 ? ") and the cuBLASLt one (" + grouped(cublaslt) + " bytes" : std::string()) +
+            "), the same whatever the dtype";
+  }
+  if (configuration.empty() && environment_changes.empty())
+    text += "; with nothing changed, the differences are run-to-run variation";
+  return text + ".";
+}
+
+std::vector<std::string> comparison_notes() {
+  return {
+      "Ratios are to the first measurement ([1]); ×1.000 is no change.",
+      "Peaks are this process's caching-allocator maxima over each phase on the selected GPU; "
+      "allocated is part of reserved (never add them), and the two peaks are separate maxima "
+      "(never subtract them). warm_forward shows the largest over its repeats.",
+      "Times are host wall clock (overhead and synchronization included) and GPU event time, "
+      "as medians of the warm repeats with their interquartile range (IQR) and coefficient of "
+      "variation (CV); a ratio of medians within the IQR is no evidence of a difference.",
+  };
+}
+
+// Column headers: "", "[1]", "[2]", ..., then "[2]/[1]", ... when any row has ratios.
+// Rows named in `listed_apart` are left out (render() lists them below the table).
+TextTable section_table(const ComparisonSection& section, std::size_t count, bool only_differing,
+                        const std::string& listed_apart = "") {
+  const bool any_ratio = std::any_of(section.rows.begin(), section.rows.end(),
+                                     [](const ComparisonRow& row) { return !row.ratios.empty(); });
+  TextTable table;
+  table.header = {""};
+  table.right_aligned = {false};
+  for (std::size_t i = 0; i < count; ++i) {
+    table.header.push_back(tag(i));
+    table.right_aligned.push_back(true);
+  }
+  if (any_ratio)
+    for (std::size_t i = 1; i < count; ++i) {
+      table.header.push_back(tag(i) + "/[1]");
+      table.right_aligned.push_back(true);
+    }
+  for (const ComparisonRow& row : section.rows) {
+    if ((only_differing && row.same) || row.name == listed_apart) continue;
+    std::vector<std::string> cells = {(row.same ? "  " : "≠ ") + row.label};
+    for (const ComparedValue& value : row.values) cells.push_back(shown(value));
+    if (any_ratio)
+      for (std::size_t i = 1; i < count; ++i) cells.push_back(row.ratios.empty() ? "" : shown_ratio(row.ratios[i]));
+    table.rows.push_back(std::move(cells));
+  }
+  return table;
+}
+
+// "GPU NVIDIA H200, LibTorch 2.11.0, ...": the environment fields every measurement shares.
+std::string shared_environment(const ComparisonSection& environment) {
+  std::vector<std::string> same;
+  for (const ComparisonRow& row : environment.rows)
+    if (row.same)
+      same.push_back(row.label + " " + (row.values[0].kind == Kind::kAbsent ? "none" : shown(row.values[0])));
+  return joined(same, "; ");
+}
+
+enum class Style { kText, kMarkdown };
+
+std::string render(const MeasurementComparison& c, Style style) {
+  const bool markdown = style == Style::kMarkdown;
+  const auto heading = [markdown](const std::string& title) {
+    return markdown ? "**" + title + "**\n\n" : title + "\n";
+  };
+  const auto table_text = [markdown](const TextTable& table) {
+    return markdown ? table.to_markdown() : table.to_text();
+  };
+  const auto item = [markdown](const std::string& text) { return (markdown ? "- " : "  ") + text + "\n"; };
+  const std::size_t count = c.measurements.size();
+
+  std::string text = heading("Comparison of " + std::to_string(count) + " measurements (ratios are to [1])");
+  for (std::size_t i = 0; i < count; ++i) {
+    const Measurement& x = c.measurements[i];
+    const GpuDevice* gpu = selected_gpu(x);
+    text += item(tag(i) + " " + c.sources[i] + ": " + (gpu ? gpu->name : std::string("unknown GPU")) + ", " +
+                 x.model.dtype + ", batch " + std::to_string(x.model.batch) + ", context " +
+                 std::to_string(x.model.context) + ", width " + std::to_string(x.model.width));
+  }
+  text += "\n" + heading("Findings");
+  for (const std::string& finding : c.findings) text += item(finding);
+  for (const ComparisonSection& section : c.sections) {
+    text += "\n";
+    if (section.name == "environment") {
+      const bool any_difference = std::any_of(section.rows.begin(), section.rows.end(),
+                                              [](const ComparisonRow& row) { return !row.same; });
+      text += heading(any_difference ? "Environment fields that differ" : "Environment");
+      if (any_difference) text += table_text(section_table(section, count, /*only_differing=*/true)) + "\n";
+      text += (markdown ? "" : "  ") + std::string("The same in every measurement: ") + shared_environment(section) + ".\n";
+      continue;
+    }
+    if (section.name == "times") {
+      // Warning codes are too long for a column: one line per measurement under the table.
+      text += heading(section.title) + table_text(section_table(section, count, false, "warnings"));
+      const ComparisonRow* warnings = section.row("warnings");
+      text += (markdown ? "\n" : "") + std::string(markdown ? "" : "  ") + "Timing warnings:";
+      for (std::size_t i = 0; i < count; ++i)
+        text += std::string(i ? ";" : "") + " " + tag(i) + " " + shown(warnings->values[i]);
+      text += ".\n";
+      continue;
+    }
+    text += heading(section.title) + table_text(section_table(section, count, false));
+  }
+  text += "\n" + heading("Notes");
+  text += item("A ≠ before a figure marks one that is not the same in every measurement.");
+  for (const std::string& note : comparison_notes()) text += item(note);
+  return text;
+}
+
+}  // namespace
+
+bool ComparedValue::operator==(const ComparedValue& other) const {
+  if (kind != other.kind) return false;
+  switch (kind) {
+    case Kind::kAbsent: return true;
+    case Kind::kText: return text == other.text;
+    case Kind::kInteger: return integer == other.integer;
+    case Kind::kSeconds:
+    case Kind::kFraction: return number == other.number;
+  }
+  return false;
+}
+
+const ComparisonRow* ComparisonSection::row(const std::string& row_name) const {
+  for (const ComparisonRow& candidate : rows)
+    if (candidate.name == row_name) return &candidate;
+  return nullptr;
+}
+
+const ComparisonSection* MeasurementComparison::section(const std::string& section_name) const {
+  for (const ComparisonSection& candidate : sections)
+    if (candidate.name == section_name) return &candidate;
+  return nullptr;
+}
+
+MeasurementComparison MeasurementComparison::of(const std::vector<std::string>& sources,
+                                                const std::vector<Measurement>& measurements) {
+  if (measurements.size() < 2)
+    throw UsageError("", "a comparison needs at least two measurements, got " +
+                                         std::to_string(measurements.size()) +
+                                         "; expected two or more JSON files written by iteragpu measure");
+  if (sources.size() != measurements.size())
+    throw UsageError("", std::to_string(sources.size()) + " labels for " +
+                                         std::to_string(measurements.size()) + " measurements");
+  MeasurementComparison comparison;
+  comparison.sources = sources;
+  comparison.measurements = measurements;
+  comparison.sections = {configuration_section(measurements), model_section(measurements),
+                         environment_section(measurements), peaks_section(measurements),
+                         times_section(measurements)};
+  for (std::size_t index = 1; index < measurements.size(); ++index)
+    comparison.findings.push_back(finding(comparison, index));
+  return comparison;
+}
+
+MeasurementComparison MeasurementComparison::of_files(const std::vector<std::string>& paths) {
+  if (paths.size() < 2) return of(paths, std::vector<Measurement>(paths.size()));  // the count's error first
+  std::vector<Measurement> measurements;
+  for (const std::string& path : paths) measurements.push_back(Measurement::read(path));
+  return of(paths, measurements);
+}
+
+std::string MeasurementComparison::to_text() const { return render(*this, Style::kText); }
+
+std::string MeasurementComparison::to_markdown() const { return render(*this, Style::kMarkdown); }
+
+std::string MeasurementComparison::to_csv() const {
+  TextTable table;
+  table.header = {"section", "name", "label", "unit", "same"};
+  for (std::size_t i = 0; i < measurements.size(); ++i) table.header.push_back("value_" + std::to_string(i + 1));
+  for (std::size_t i = 1; i < measurements.size(); ++i) table.header.push_back("ratio_" + std::to_string(i + 1));
+  for (const ComparisonSection& section : sections)
+    for (const ComparisonRow& row : section.rows) {
+      std::vector<std::string> cells = {section.name, row.name, row.label, row.unit, row.same ? "true" : "false"};
+      for (const ComparedValue& value : row.values) cells.push_back(raw(value));
+      for (std::size_t i = 1; i < measurements.size(); ++i)
+        cells.push_back(row.ratios.empty() || !row.ratios[i] ? "" : shortest(*row.ratios[i]));
+      table.rows.push_back(std::move(cells));
+    }
+  return table.to_csv();
+}
+
+std::string MeasurementComparison::to_json() const {
+  JsonWriter json(kComparisonSchema, kComparisonSchemaVersion);
+  json.key("measurements").begin_array();
+  for (std::size_t i = 0; i < measurements.size(); ++i) {
+    const Measurement& x = measurements[i];
+    const GpuDevice* gpu = selected_gpu(x);
+    json.begin_object()
+        .key("index").value(static_cast<int>(i + 1))
+        .key("source").value(sources[i])
+        .key("device").value(x.configuration.device)
+        .key("gpu");
+    if (gpu) {
+      json.value(gpu->name);
+    } else {
+      json.null();
+    }
+    json.key("dtype").value(x.model.dtype).end_object();
+  }
+  json.end_array();
+  json.key("findings").value(findings);
+  json.key("sections").begin_array();
+  for (const ComparisonSection& section : sections) {
+    json.begin_object().key("name").value(section.name).key("title").value(section.title).key("rows").begin_array();
+    for (const ComparisonRow& row : section.rows) {
+      json.begin_object().key("name").value(row.name).key("label").value(row.label).key("unit");
+      if (row.unit.empty()) {
+        json.null();
+      } else {
+        json.value(row.unit);
+      }
+      json.key("same").value(row.same).key("values").begin_array();
+      for (const ComparedValue& value : row.values) {
+        switch (value.kind) {
+          case Kind::kAbsent: json.null(); break;
+          case Kind::kText: json.value(value.text); break;
+          case Kind::kInteger: json.value(value.integer); break;
+          case Kind::kSeconds:
+          case Kind::kFraction: json.value(value.number); break;
+        }
+      }
+      json.end_array().key("ratios");
+      if (row.ratios.empty()) {
+        json.null();
+      } else {
+        json.begin_array();
+        for (const std::optional<double>& ratio : row.ratios) json.value(ratio);
+        json.end_array();
+      }
+      json.end_object();
+    }
+    json.end_array().end_object();
+  }
+  json.end_array();
+  json.key("notes").value(comparison_notes());
+  return json.finish();
+}
+
+}  // namespace iteragpu
