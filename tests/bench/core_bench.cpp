@@ -1,13 +1,23 @@
-// In-process cost of the two commands that must feel instant: the exact estimate (with its
-// JSON) and loading + validating the catalog, then quoting.
+// In-process cost of the commands that must feel instant: the exact estimate (with its
+// JSON), the estimate of a 100 GB checkpoint from its headers, loading + validating the
+// catalog, then quoting, and predict.
 #include <benchmark/benchmark.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "iteragpu/memory_estimator.hpp"
 #include "iteragpu/memory_predictor.hpp"
 #include "iteragpu/package_calculator.hpp"
 #include "safetensors_writer.hpp"
-
-#include <cstdio>
 
 namespace {
 
@@ -58,38 +68,6 @@ void BM_QuoteWithUnitCost(benchmark::State& state) {
 }
 BENCHMARK(BM_QuoteWithUnitCost);
 
-// A 105.6 GiB checkpoint (720 tensors, a sparse file: the data is a hole) against a small one
-// of the same shape: only the headers are read, so both cost about the same.
-std::string checkpoint_file(int width) {
-  std::vector<iteragpu::testing::TensorSpec> tensors;
-  const auto w = static_cast<std::uint64_t>(width);
-  for (int layer = 0; layer < 80; ++layer) {
-    const std::string base = "model.layers." + std::to_string(layer) + ".";
-    for (const char* name : {"q_proj", "k_proj", "v_proj", "o_proj"}) tensors.push_back({base + name, "BF16", {w, w}});
-    tensors.push_back({base + "gate_proj", "BF16", {4 * w, w}});
-    tensors.push_back({base + "up_proj", "BF16", {4 * w, w}});
-    tensors.push_back({base + "down_proj", "BF16", {w, 4 * w}});
-    tensors.push_back({base + "input_layernorm", "F32", {w}});
-    tensors.push_back({base + "post_attention_layernorm", "F32", {w}});
-  }
-  const std::string path = "/tmp/iteragpu-bench-" + std::to_string(width) + ".safetensors";
-  iteragpu::testing::write_sparse_safetensors(path, tensors);
-  return path;
-}
-
-void BM_CheckpointEstimate(benchmark::State& state) {
-  const std::string path = checkpoint_file(static_cast<int>(state.range(0)));
-  const iteragpu::MemoryEstimator estimator;
-  iteragpu::CheckpointRequest request;
-  request.checkpoint = path;
-  for (auto _ : state) {
-    auto estimate = estimator.estimate_checkpoint(request);
-    benchmark::DoNotOptimize(estimate);
-  }
-  std::remove(path.c_str());
-}
-BENCHMARK(BM_CheckpointEstimate)->Arg(64)->Arg(6656)->Unit(benchmark::kMicrosecond);
-
 }  // namespace
 
 // `iteragpu predict`'s core: every phase row of the seed's larger command (9 rows) through
@@ -114,3 +92,154 @@ void BM_PredictThousandRepeats(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(iteragpu::MemoryPredictor::predict(request, target));
 }
 BENCHMARK(BM_PredictThousandRepeats);
+
+// --- estimate --checkpoint: only headers are read -----------------------------------------
+//
+// A Llama-70B-shaped bf16 checkpoint cut to 56 layers (hidden 8192, 8 KV heads of 128, MLP
+// 28672, vocabulary 128256): 507 tensors, 100,036,001,792 bytes, written as sparse files
+// (the header, then a hole), once as one file and once as an index with 5 GB shards as
+// Hugging Face saves them. The same layout with every dimension divided by 256 (1.5 MB) is
+// the small comparison: same tensor count, so any difference in time would come from the
+// data size. The counter bytes_read is what the estimate read through read/pread
+// (/proc/self/io rchar): the headers and the index, never the data.
+namespace {
+
+using iteragpu::testing::TensorSpec;
+
+std::vector<TensorSpec> llama_shaped_layout(std::uint64_t divisor) {
+  const std::uint64_t hidden = 8192 / divisor, kv = 1024 / divisor, mlp = 28672 / divisor,
+                      vocab = 128256 / divisor;
+  std::vector<TensorSpec> tensors{{"model.embed_tokens.weight", "BF16", {vocab, hidden}}};
+  for (int layer = 0; layer < 56; ++layer) {
+    const std::string p = "model.layers." + std::to_string(layer) + ".";
+    tensors.push_back({p + "input_layernorm.weight", "BF16", {hidden}});
+    tensors.push_back({p + "self_attn.q_proj.weight", "BF16", {hidden, hidden}});
+    tensors.push_back({p + "self_attn.k_proj.weight", "BF16", {kv, hidden}});
+    tensors.push_back({p + "self_attn.v_proj.weight", "BF16", {kv, hidden}});
+    tensors.push_back({p + "self_attn.o_proj.weight", "BF16", {hidden, hidden}});
+    tensors.push_back({p + "post_attention_layernorm.weight", "BF16", {hidden}});
+    tensors.push_back({p + "mlp.gate_proj.weight", "BF16", {mlp, hidden}});
+    tensors.push_back({p + "mlp.up_proj.weight", "BF16", {mlp, hidden}});
+    tensors.push_back({p + "mlp.down_proj.weight", "BF16", {hidden, mlp}});
+  }
+  tensors.push_back({"model.norm.weight", "BF16", {hidden}});
+  tensors.push_back({"lm_head.weight", "BF16", {vocab, hidden}});
+  return tensors;
+}
+
+// A sparse file must occupy no more than its header: refuse to fill a disk where holes are
+// not supported.
+bool is_sparse(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && static_cast<std::uint64_t>(info.st_blocks) * 512 < (64u << 20);
+}
+
+class SparseCheckpoints {
+ public:
+  SparseCheckpoints() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/iteragpu-checkpoint-bench-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create " + pattern);
+    dir_ = pattern;
+    small_ = add_file("small.safetensors", llama_shaped_layout(256));
+    huge_ = add_file("huge.safetensors", llama_shaped_layout(1));
+
+    // Shards of at most 5 GB, tensors in order, and the index that maps them.
+    const auto tensors = llama_shaped_layout(1);
+    std::vector<std::vector<TensorSpec>> shards(1);
+    std::uint64_t filled = 0;
+    for (const auto& tensor : tensors) {
+      const std::uint64_t bytes = iteragpu::testing::tensor_bytes(tensor);
+      if (filled + bytes > 5'000'000'000ULL && !shards.back().empty()) shards.emplace_back(), filled = 0;
+      shards.back().push_back(tensor);
+      filled += bytes;
+    }
+    std::string index = "{\"metadata\": {\"total_size\": 100036001792}, \"weight_map\": {";
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      char name[64];
+      std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
+      add_file(name, shards[i]);
+      for (const auto& tensor : shards[i])
+        index += std::string(index.back() == '{' ? "" : ", ") + "\"" + tensor.name + "\": \"" + name + "\"";
+    }
+    shard_count_ = shards.size();
+    sharded_ = dir_ + "/model.safetensors.index.json";
+    iteragpu::testing::write_bytes(sharded_, index + "}}\n");
+    files_.push_back(sharded_);
+  }
+  ~SparseCheckpoints() {
+    for (const auto& file : files_) ::unlink(file.c_str());
+    ::rmdir(dir_.c_str());
+  }
+  const std::string& small() const { return small_; }
+  const std::string& huge() const { return huge_; }
+  const std::string& sharded() const { return sharded_; }
+  std::size_t shard_count() const { return shard_count_; }
+
+ private:
+  std::string add_file(const std::string& name, const std::vector<TensorSpec>& tensors) {
+    const std::string path = dir_ + "/" + name;
+    files_.push_back(path);
+    iteragpu::testing::write_sparse_safetensors(path, tensors);
+    if (!is_sparse(path)) throw std::runtime_error(path + " is not sparse on this filesystem");
+    return path;
+  }
+  std::string dir_, small_, huge_, sharded_;
+  std::vector<std::string> files_;
+  std::size_t shard_count_ = 0;
+};
+
+const SparseCheckpoints& sparse_checkpoints() {
+  static const SparseCheckpoints checkpoints;
+  return checkpoints;
+}
+
+// Bytes this process has read through read/pread so far.
+std::uint64_t bytes_read_so_far() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  std::uint64_t value = 0;
+  while (io >> key >> value)
+    if (key == "rchar:") return value;
+  return 0;
+}
+
+// What one estimate reads, less what reading /proc/self/io itself costs.
+double bytes_read_by(const std::function<void()>& work) {
+  const std::uint64_t a = bytes_read_so_far(), b = bytes_read_so_far();
+  work();
+  const std::uint64_t c = bytes_read_so_far();
+  return static_cast<double>((c - b) - (b - a));
+}
+
+void run_checkpoint_estimate(benchmark::State& state, const std::string& path, double shards) {
+  const iteragpu::MemoryEstimator estimator;
+  iteragpu::CheckpointEstimate estimate;
+  for (auto _ : state) {
+    estimate = estimator.estimate_checkpoint({path, "0", false});
+    benchmark::DoNotOptimize(estimate);
+  }
+  state.counters["tensors"] = static_cast<double>(estimate.tensor_count);
+  state.counters["shards"] = shards;
+  state.counters["weight_GB"] = estimate.weights.gb.approx();
+  state.counters["bytes_read"] =
+      bytes_read_by([&] { benchmark::DoNotOptimize(estimator.estimate_checkpoint({path, "0", false})); });
+}
+
+void BM_CheckpointSmall(benchmark::State& state) {
+  run_checkpoint_estimate(state, sparse_checkpoints().small(), 1);
+}
+BENCHMARK(BM_CheckpointSmall)->Unit(benchmark::kMicrosecond);
+
+void BM_Checkpoint100GBSingleFile(benchmark::State& state) {
+  run_checkpoint_estimate(state, sparse_checkpoints().huge(), 1);
+}
+BENCHMARK(BM_Checkpoint100GBSingleFile)->Unit(benchmark::kMicrosecond);
+
+void BM_Checkpoint100GBSharded(benchmark::State& state) {
+  run_checkpoint_estimate(state, sparse_checkpoints().sharded(),
+                          static_cast<double>(sparse_checkpoints().shard_count()));
+}
+BENCHMARK(BM_Checkpoint100GBSharded)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

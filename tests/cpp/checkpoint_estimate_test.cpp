@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "expect_error.hpp"
 #include "iteragpu/error.hpp"
@@ -17,6 +18,17 @@ namespace iteragpu {
 namespace {
 
 using testing::TensorSpec;
+
+// Bytes this process has read through read/pread so far (/proc/self/io rchar).
+std::uint64_t bytes_read_so_far() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  std::uint64_t value = 0;
+  while (io >> key >> value)
+    if (key == "rchar:") return value;
+  ADD_FAILURE() << "no rchar in /proc/self/io";
+  return 0;
+}
 
 class CheckpointEstimator : public ::testing::Test {
  protected:
@@ -170,6 +182,46 @@ TEST_F(CheckpointEstimator, ShardedIndexWithTwoShards) {
   EXPECT_EQ(e.tensors[2].shard, "model-00002-of-00002.safetensors");
 }
 
+// The cross-check, from outside the parser: for every file, the tensors' bytes add up to
+// the file's size on disk (stat) less 8 and the header length its first 8 bytes state; the
+// per-dtype rows add up to the total.
+TEST_F(CheckpointEstimator, TensorBytesAreEachFileSizeLessItsHeader) {
+  write("model-00001-of-00002.safetensors", {{"embed.weight", "BF16", {300, 32}},
+                                             {"layers.0.qweight", "I8", {64, 32}},
+                                             {"layers.0.scales", "F16", {64}},
+                                             {"layers.0.norm.weight", "F32", {32}}});
+  write("model-00002-of-00002.safetensors", {{"layers.1.qweight", "F4", {64, 32}},
+                                             {"layers.1.scales", "F8_E8M0", {64}},
+                                             {"lm_head.weight", "BF16", {300, 32}}});
+  const std::string index = write_text("model.safetensors.index.json", R"({"weight_map": {
+      "embed.weight": "model-00001-of-00002.safetensors", "layers.0.qweight": "model-00001-of-00002.safetensors",
+      "layers.0.scales": "model-00001-of-00002.safetensors", "layers.0.norm.weight": "model-00001-of-00002.safetensors",
+      "layers.1.qweight": "model-00002-of-00002.safetensors", "layers.1.scales": "model-00002-of-00002.safetensors",
+      "lm_head.weight": "model-00002-of-00002.safetensors"}})");
+  const CheckpointEstimate e = estimate(index, "0", true);
+  ASSERT_EQ(e.shards.size(), 2u);
+  std::uint64_t all_files_data = 0;
+  for (const auto& shard : e.shards) {
+    struct stat info {};
+    ASSERT_EQ(::stat(dir_.file(shard.name).c_str(), &info), 0);
+    const std::string bytes = testing::read_file(dir_.file(shard.name));
+    std::uint64_t header_length = 0;
+    for (int i = 7; i >= 0; --i) header_length = (header_length << 8) | static_cast<unsigned char>(bytes[i]);
+    std::uint64_t tensor_bytes = 0;
+    for (const auto& tensor : e.tensors)
+      if (tensor.shard == shard.name) tensor_bytes += tensor.bytes;
+    EXPECT_EQ(tensor_bytes, static_cast<std::uint64_t>(info.st_size) - 8 - header_length) << shard.name;
+    EXPECT_EQ(shard.data_bytes, tensor_bytes) << shard.name;
+    all_files_data += tensor_bytes;
+  }
+  EXPECT_EQ(e.weights.bytes.str(), std::to_string(all_files_data));
+  EXPECT_EQ(all_files_data, 19200u + 2048u + 128u + 128u + 1024u + 64u + 19200u);
+  std::uint64_t per_dtype = 0;
+  for (const auto& dtype : e.dtypes) per_dtype += std::stoull(dtype.memory.bytes.str());
+  EXPECT_EQ(per_dtype, all_files_data);
+  EXPECT_EQ(e.dtypes.size(), 6u);  // BF16, I8, F4, F16, F32, F8_E8M0
+}
+
 TEST_F(CheckpointEstimator, IndexTotalSizeIsComparedNotTrusted) {
   write("a.safetensors", {{"w", "F32", {4}}});
   const std::string index = write_text("m.safetensors.index.json",
@@ -204,9 +256,14 @@ TEST_F(CheckpointEstimator, AFileOfSeveralGigabytesIsReadByItsHeaderOnly) {
   // 2 × 2^31 bytes of data: a hole, so the test costs no disk; 64-bit offsets throughout.
   const std::string path = dir_.file("big.safetensors");
   testing::write_sparse_safetensors(path, {{"a", "BF16", {32768, 32768}}, {"b", "BF16", {32768, 32768}}});
+  const std::uint64_t before = bytes_read_so_far();
   const CheckpointEstimate e = estimate(path);
+  const std::uint64_t read = bytes_read_so_far() - before;
   EXPECT_EQ(e.weights.bytes.str(), "4294967296");
   EXPECT_EQ(e.weights.gib.str(), "4");
+  // The kernel's count of bytes this process read: the header (and /proc/self/io itself),
+  // not the 4 GiB of data.
+  EXPECT_LT(read, 64u * 1024) << read;
 }
 
 TEST_F(CheckpointEstimator, ReportsCarryTheCaveats) {
