@@ -9,11 +9,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   using namespace iteragpu;
   try {
-    const MeasureRequest request = worker_protocol::parse_request(text);
+    const worker_protocol::WorkerRequest parsed = worker_protocol::parse_request(text);
     // A request that parses is written back as a record that parses to the same request.
-    std::string record = worker_protocol::request_record(request);
+    std::string record = worker_protocol::request_record(parsed.request, parsed.task);
     record = record.substr(1, record.size() - 2);  // RS ... LF
-    if (worker_protocol::parse_request(record).batch != request.batch) __builtin_trap();
+    const worker_protocol::WorkerRequest again = worker_protocol::parse_request(record);
+    if (again.task != parsed.task || again.request.batch != parsed.request.batch ||
+        again.request.output != parsed.request.output)
+      __builtin_trap();
   } catch (const Error&) {
   }
   try {
