@@ -89,29 +89,52 @@ std::string unhashable_number_at(const rapidjson::Value& value, const std::strin
 
 namespace {
 
-// Offset of the first number longer than `limit` characters outside strings, or npos.
-// RapidJSON 1.1.0's full-precision strtod has undefined behaviour on long runs of digits
-// (DiyFp::Normalize of zero; found by the checkpoint header fuzzer on
-// 0.000…0001049…); iteragpu writes no number longer than 25 characters.
-std::size_t long_number_offset(const std::string& text, std::size_t limit) {
+// Whether a number token would reach RapidJSON 1.1.0's full-precision strtod with a zero
+// significand, which it normalises with undefined behaviour (DiyFp::Normalize of zero; found
+// by the checkpoint header fuzzer on 0.000…0): a zero written with an exponent or with more
+// than 22 fractional digits. iteragpu writes zero as 0 or 0.0.
+bool zero_beyond_fast_path(const std::string& token) {
+  // The number as RapidJSON reads it: -? digits (. digits)? ([eE] ...)?
+  std::size_t i = token.size() > 0 && token[0] == '-' ? 1 : 0;
+  std::size_t fraction_digits = 0;
+  for (; i < token.size() && token[i] >= '0' && token[i] <= '9'; ++i)
+    if (token[i] != '0') return false;
+  if (i < token.size() && token[i] == '.')
+    for (++i; i < token.size() && token[i] >= '0' && token[i] <= '9'; ++i) {
+      if (token[i] != '0') return false;
+      ++fraction_digits;
+    }
+  const bool exponent = i < token.size() && (token[i] == 'e' || token[i] == 'E');
+  return exponent || fraction_digits > 22;
+}
+
+// Offset of the first number token that is longer than `limit` characters or a zero beyond
+// the fast path, or npos. Long runs of digits also take RapidJSON's full-precision paths;
+// iteragpu writes no number longer than 25 characters.
+std::size_t unsafe_number_offset(const std::string& text, std::size_t limit) {
   bool in_string = false, escaped = false;
-  std::size_t run = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
+  std::size_t start = std::string::npos;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ' ';
     if (in_string) {
       if (escaped) escaped = false;
       else if (c == '\\') escaped = true;
       else if (c == '"') in_string = false;
       continue;
     }
-    if (c == '"') {
-      in_string = true;
-      run = 0;
+    const bool number_char = (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+    // A number starts with a digit or a minus sign ("true" and "false" hold an e).
+    const bool starts_number = (c >= '0' && c <= '9') || c == '-';
+    if (start != std::string::npos ? number_char : starts_number) {
+      if (start == std::string::npos) start = i;
       continue;
     }
-    const bool number_char = (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
-    run = number_char ? run + 1 : 0;
-    if (run > limit) return i + 1 - run;
+    if (start != std::string::npos) {
+      const std::string token = text.substr(start, i - start);
+      if (token.size() > limit || zero_beyond_fast_path(token)) return start;
+      start = std::string::npos;
+    }
+    if (c == '"') in_string = true;
   }
   return std::string::npos;
 }
@@ -121,10 +144,11 @@ std::size_t long_number_offset(const std::string& text, std::size_t limit) {
 std::string parse_json(const std::string& text, rapidjson::Document& document) {
   if (nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth)
     return "nested more than " + std::to_string(kMaxJsonDepth) + " levels deep";
-  const std::size_t long_number = long_number_offset(text, kMaxJsonNumberLength);
-  if (long_number != std::string::npos)
-    return "a number of more than " + std::to_string(kMaxJsonNumberLength) + " characters at offset " +
-           std::to_string(long_number);
+  const std::size_t unsafe_number = unsafe_number_offset(text, kMaxJsonNumberLength);
+  if (unsafe_number != std::string::npos)
+    return "a number at offset " + std::to_string(unsafe_number) + " that is longer than " +
+           std::to_string(kMaxJsonNumberLength) + " characters or a zero with an exponent (iteragpu "
+           "writes neither)";
   // Strings must be valid UTF-8: what iteragpu writes always is, and RapidJSON 1.1.0 reads
   // past the end of an invalid sequence when it later names the member in a message (found
   // by the measurement fuzzer: a key ending in a truncated multi-byte character).
