@@ -33,7 +33,8 @@ std::string shipped_data_path(const std::string& relative, const std::string& wh
   for (const auto& directory : data_directories()) {
     const std::string candidate = directory + "/" + relative;
     struct stat info {};
-    if (stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode)) return candidate;
+    // Resolved, so that two ways to one file (bin/../share, a link) name it alike.
+    if (stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode)) return canonical_path(candidate);
     tried += (tried.empty() ? "" : ", ") + candidate;
   }
   throw DataFileError("the shipped " + what + " is missing: none of " + tried +
