@@ -3,7 +3,8 @@
 # file names either tree, then runs every command and `import iteragpu` from the moved
 # prefix (every_command.sh) in an empty environment, in a private mount namespace where
 # both trees are covered by empty folders when the system allows it (unshare).
-# Variables: SOURCE_DIR, BUILD_DIR, PYTHON_INSTALL_DIR (relative to the prefix).
+# Variables: SOURCE_DIR, BUILD_DIR, PYTHON (the module's interpreter), PYTHON_INSTALL_DIR
+# (relative to the prefix).
 string(RANDOM LENGTH 8 suffix)
 set(work "/tmp/iteragpu-installed-${suffix}")
 file(REMOVE_RECURSE "${work}")
@@ -43,8 +44,8 @@ foreach(file IN LISTS installed)
 endforeach()
 
 file(COPY "${SOURCE_DIR}/tests/install/every_command.sh" DESTINATION "${work}")
-set(commands sh "${work}/every_command.sh" "${work}/moved" "${work}/moved/${PYTHON_INSTALL_DIR}"
-    "${work}/mesures-petit-essai.json" "${work}/run")
+set(commands sh "${work}/every_command.sh" "${work}/moved" "${PYTHON}"
+    "${work}/moved/${PYTHON_INSTALL_DIR}" "${work}/mesures-petit-essai.json" "${work}/run")
 set(empty_environment env -i PATH=/usr/bin:/bin HOME=${work} LANG=C.UTF-8)
 execute_process(COMMAND unshare --user --map-root-user --mount true RESULT_VARIABLE no_namespace
                 OUTPUT_QUIET ERROR_QUIET)
