@@ -14,17 +14,16 @@
 // unloading LibTorch is not safe. The plugin stays open for the life of the process.
 
 #include <dlfcn.h>
-#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <vector>
 
 #include "mechanics/backend_loader.hpp"
+#include "mechanics/own_location.hpp"
 #include "iteragpu/backend.hpp"
 #include "iteragpu/error.hpp"
 
@@ -46,32 +45,10 @@ LoaderState& loader_state() {
   return *state;
 }
 
-std::string canonical(const std::string& path) {
-  char resolved[PATH_MAX];
-  return realpath(path.c_str(), resolved) ? std::string(resolved) : path;
-}
-
-// The executable or shared object this code was linked into. glibc names the main program
-// by argv[0] (maybe relative, maybe a bare name from PATH), hence /proc/self/exe for it.
-std::string core_object_path() {
-  Dl_info info{};
-  link_map* map = nullptr;
-  if (dladdr1(reinterpret_cast<void*>(&core_object_path), &info,
-              reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) != 0 &&
-      map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0')
-    return canonical(map->l_name);
-  return canonical("/proc/self/exe");
-}
-
-std::string directory_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-}
-
 // Beside the core, then in the plugin folder relative to it: the plugin and the measurement
 // worker are installed together.
 std::vector<std::string> candidates_beside_core(const std::string& file_name) {
-  const std::string directory = directory_of(core_object_path());
+  const std::string directory = core_object_directory();
   return {directory + "/" + file_name, directory + "/" + ITERAGPU_PLUGIN_RELATIVE_DIR + "/" + file_name};
 }
 
@@ -104,7 +81,7 @@ BackendLoadResult open_plugin(LoaderState& state, const std::string& path) {
     return result;
   }
   // From here the plugin and its LibTorch are in the process for good (see above).
-  state.opened_path = canonical(path);
+  state.opened_path = canonical_path(path);
   auto abi_version = reinterpret_cast<BackendAbiVersionFn>(dlsym(handle, kBackendAbiVersionSymbol));
   auto create = reinterpret_cast<BackendCreateFn>(dlsym(handle, kBackendCreateSymbol));
   if (!abi_version || !create) {
@@ -140,7 +117,7 @@ BackendLoadResult search_and_open(LoaderState& state, const std::string& explici
   }
   if (!state.opened_path.empty()) {
     // One plugin per process: the same file again is the same result; another is refused.
-    if (named.empty() || canonical(named) == state.opened_path) return state.opened;
+    if (named.empty() || canonical_path(named) == state.opened_path) return state.opened;
     BackendLoadResult refused;
     refused.path = named;
     refused.error = "the LibTorch backend " + state.opened_path +
