@@ -179,7 +179,8 @@ def results_report_html(report):
             [
                 str(row.line),
                 _escape(row.date),
-                f"{_escape(quote.entry.gpu_name)} (<code>{_escape(row.gpu)}</code>)",
+                f"{_escape(quote.entry.gpu_name)} (<code>{_escape(row.gpu)}</code>)"
+                + (f"<br><small>&#9888; {_escape(row.gpu_mismatch)}</small>" if row.gpu_mismatch else ""),
                 str(row.days),
                 f"{quote.lots:,} &times; {quote.entry.gpus_per_lot} = {quote.total_gpus:,} GPUs",
                 f"{quote.total_cents:,} cents (${_rounded(quote.total_usd)})",

@@ -68,12 +68,21 @@ TEST_F(ResultsCli, AddCheckReport) {
   EXPECT_STREQ(cost["denominator"].GetString(), "3");
   EXPECT_STREQ(cost["display_usd"].GetString(), "1061.8733");
   EXPECT_TRUE(doc["rows"][1]["unit_cost"].IsNull());
+  // Recorded with --gpu-mismatch-ok: every view says which GPU was measured.
+  EXPECT_STREQ(doc["rows"][0]["measured_gpu"].GetString(), "NVIDIA H200");
+  EXPECT_STREQ(doc["rows"][0]["gpu_mismatch"].GetString(),
+               "measured on NVIDIA H200, which b200 does not cover (NVIDIA B200)");
 
   const ProcessResult csv = run_cli({"results", "report", "--table", table(), "--format", "csv"});
   EXPECT_EQ(csv.exit_code, 0);
-  EXPECT_NE(csv.out.find("318562,3,318562,3,1061.8733"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("318562,3,318562,3,1061.8733,NVIDIA H200\n"), std::string::npos) << csv.out;
   const ProcessResult text = run_cli({"results", "report", "--table", table(), "--sort", "cost"});
   EXPECT_NE(text.out.find("illustrative"), std::string::npos);
+  EXPECT_NE(text.out.find("Measured on another GPU than the package's (recorded with gpu-mismatch-ok):\n"
+                          "  line 2: measured on NVIDIA H200, which b200 does not cover (NVIDIA B200)\n"
+                          "  line 3: measured on NVIDIA H200"),
+            std::string::npos)
+      << text.out;
 }
 
 TEST_F(ResultsCli, AnotherGpuIsRefusedWithoutGpuMismatchOk) {
@@ -92,7 +101,13 @@ TEST_F(ResultsCli, AnotherGpuIsRefusedWithoutGpuMismatchOk) {
   const ProcessResult check = run_cli({"results", "check", "--table", table()});
   EXPECT_EQ(check.exit_code, 0) << check.err;
   EXPECT_EQ(check.out.find("Not measured on"), std::string::npos) << check.out;
-}
+  const ProcessResult report = run_cli({"results", "report", "--table", table(), "--format", "json"});
+  rapidjson::Document doc;
+  doc.Parse(report.out.c_str());
+  ASSERT_TRUE(doc.IsObject()) << report.out;
+  EXPECT_TRUE(doc["rows"][0]["gpu_mismatch"].IsNull());
+  const ProcessResult text = run_cli({"results", "report", "--table", table()});
+  EXPECT_EQ(text.out.find("Measured on another GPU"), std::string::npos) << text.out;}
 
 TEST_F(ResultsCli, BadInputIsOneLineAndExitTwo) {
   std::vector<std::string> too_many = add_args("x", "11");

@@ -70,6 +70,11 @@ def test_add_check_report_round_trip(folder):
     assert [cost.row.line for cost in report.rows] == [2, 3]
     assert report.rows[1].quote.unit_cost is None  # nothing accepted: no cost per result
     assert report.rows[1].quote.total_cents == report.rows[0].quote.total_cents // 2
+    # Recorded with gpu_mismatch_ok: the report names the GPU measured in every view.
+    first = report.to_dict()["rows"][0]
+    assert (first["measured_gpu"], first["gpu_mismatch"]) == (
+        "NVIDIA H200", "measured on NVIDIA H200, which b200 does not cover (NVIDIA B200)")
+    assert "&#9888; measured on NVIDIA H200, which b200 does not cover" in report._repr_html_()
 
 
 def test_unit_cost_is_exact(folder):

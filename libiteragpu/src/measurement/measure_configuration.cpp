@@ -45,7 +45,7 @@ std::int64_t bounded_elements(std::int64_t a, std::int64_t b, std::int64_t c, co
   std::int64_t ab = 0, abc = 0;
   if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc) || abc > kMaxElements)
     throw UsageError("", "the " + std::string(what) + " would exceed " + std::to_string(kMaxElements) +
-                             " elements; reduce --batch, --context, --width or --hidden");
+                             " elements; reduce the batch, context, width or hidden size");
   return abc;
 }
 
@@ -105,7 +105,7 @@ SyntheticModel SyntheticModel::from(const MeasureConfiguration& request) {
   model.hidden = request.hidden != 0 ? request.hidden : 4 * request.width;
   if (model.hidden > kMaxDimension)
     throw UsageError("width", std::to_string(request.width) + " gives a default hidden size 4 × width "
-                              "above " + std::to_string(kMaxDimension) + "; set --hidden or reduce --width");
+                              "above " + std::to_string(kMaxDimension) + "; give the hidden size or reduce the width");
   // Linear(width→hidden) weight and bias, Linear(hidden→width) weight and bias.
   const std::int64_t weights = bounded_elements(2, model.width, model.hidden, "model's weights");
   model.parameter_count = weights + model.hidden + model.width;

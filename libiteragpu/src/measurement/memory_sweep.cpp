@@ -214,7 +214,7 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
       environment.stack ? environment.stack->selected_free_bytes : std::nullopt;
   if (!free_bytes && budget.percent)
     throw DeviceUnavailable("the runtime reported no free memory for " + start.device +
-                            "; give --budget as a number of bytes");
+                            "; give the budget as a number of bytes");
   result.free_bytes = free_bytes.value_or(0);
   result.budget_bytes = budget.percent ? percent_of(result.free_bytes, *budget.percent) : budget.bytes;
   if (environment.stack)

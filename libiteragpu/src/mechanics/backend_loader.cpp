@@ -140,7 +140,7 @@ BackendLoadResult search_and_open(LoaderState& state, const std::string& explici
   BackendLoadResult missing;  // no file to name: path stays empty
 #if ITERAGPU_TORCH_BACKEND_BUILT
   missing.error = std::string("no ") + kBackendPluginFileName + " found; looked in " +
-                  joined(candidates) + " (name the plugin with --backend or ITERAGPU_BACKEND)";
+                  joined(candidates) + " (name the plugin file with the backend option or ITERAGPU_BACKEND)";
 #else
   missing.error =
       "this build of iteragpu has no LibTorch backend (built with ITERAGPU_WITH_TORCH=OFF or "

@@ -1,12 +1,14 @@
 // Cost per accepted result across the raw-results table, priced through PackageCalculator.
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "mechanics/exact_arithmetic.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/results_table.hpp"
 #include "mechanics/json_output.hpp"
+#include "mechanics/text_table.hpp"
 #include "packages/package_format.hpp"
 #include "packages/package_notes.hpp"
 #include "mechanics/wording.hpp"
@@ -19,6 +21,10 @@ bool cheaper(const UnitCost& a, const UnitCost& b) {
   const BigInt left = exact::from_exact(a.numerator_cents).mantissa * exact::from_exact(b.denominator).mantissa;
   const BigInt right = exact::from_exact(b.numerator_cents).mantissa * exact::from_exact(a.denominator).mantissa;
   return left < right;
+}
+
+std::optional<std::string> optional_text(const std::string& text) {
+  return text.empty() ? std::nullopt : std::optional<std::string>(text);
 }
 
 std::string exact_cost_text(const UnitCost& cost) {
@@ -68,7 +74,8 @@ ResultsReport report_results(const ResultsTable& table, const PackageCalculator&
 }
 
 std::string ResultsReport::to_json() const {
-  JsonWriter json("iteragpu.results-report", 2);  // 2: counts became JSON integers
+  // 2: counts became JSON integers; 3: the GPU measured and any mismatch with the package.
+  JsonWriter json("iteragpu.results-report", 3);
   json.key("table_path").value(table_path);
   json.key("catalog_path").value(catalog_path);
   json.key("rows").begin_array();
@@ -78,6 +85,9 @@ std::string ResultsReport::to_json() const {
     json.key("date").value(r.row.date);
     json.key("gpu").value(r.row.gpu);
     json.key("gpu_name").value(r.quote.entry.gpu_name);
+    // null: a table loaded without reading its measurements.
+    json.key("measured_gpu").value(optional_text(r.row.measured_device));
+    json.key("gpu_mismatch").value(optional_text(r.row.gpu_mismatch));
     json.key("days").value(r.row.days);
     json.key("lots").value(r.row.lots);
     json.key("total_gpus").value(r.quote.total_gpus);
@@ -105,17 +115,18 @@ std::string ResultsReport::to_json() const {
 }
 
 std::string ResultsReport::to_csv() const {
-  std::ostringstream out;
-  out << "line,date,gpu,days,lots,package_price_cents,units_accepted_distinct,"
-         "unit_cost_numerator_cents,unit_cost_denominator,unit_cost_display_usd\n";
+  std::string text = csv_record({"line", "date", "gpu", "days", "lots", "package_price_cents",
+                                 "units_accepted_distinct", "unit_cost_numerator_cents",
+                                 "unit_cost_denominator", "unit_cost_display_usd", "measured_gpu"});
   for (const ResultCost& r : rows) {
     const auto& cost = r.quote.unit_cost;
-    out << r.row.line << "," << r.row.date << "," << r.row.gpu << "," << r.row.days << ","
-        << r.row.lots << "," << r.quote.total_cents.str() << "," << r.row.units_accepted_distinct
-        << "," << (cost ? cost->numerator_cents.str() : "") << ","
-        << (cost ? cost->denominator.str() : "") << "," << (cost ? cost->display_usd : "") << "\n";
+    text += csv_record({std::to_string(r.row.line), r.row.date, r.row.gpu, std::to_string(r.row.days),
+                        std::to_string(r.row.lots), r.quote.total_cents.str(),
+                        std::to_string(r.row.units_accepted_distinct),
+                        cost ? cost->numerator_cents.str() : "", cost ? cost->denominator.str() : "",
+                        cost ? cost->display_usd : "", r.row.measured_device});
   }
-  return out.str();
+  return text;
 }
 
 std::string ResultsReport::to_text() const {
@@ -145,6 +156,14 @@ std::string ResultsReport::to_text() const {
           << (r.quote.unit_cost ? exact_cost_text(*r.quote.unit_cost)
                                 : std::string("none (no accepted unit, so no cost per result)"))
           << "\n";
+    // A row recorded with gpu-mismatch-ok prices a package whose GPU was not the one measured.
+    bool mismatch_said = false;
+    for (const ResultCost& r : rows) {
+      if (r.row.gpu_mismatch.empty()) continue;
+      if (!mismatch_said) out << "\nMeasured on another GPU than the package's (recorded with gpu-mismatch-ok):\n";
+      mismatch_said = true;
+      out << "  line " << r.row.line << ": " << r.row.gpu_mismatch << "\n";
+    }
     out << "\n" << UnitCost::display_rounding() << "\n"
         << "Prices: " << rows.front().quote.entry.source << " (snapshot "
         << rows.front().quote.entry.snapshot_date << ").\n";
