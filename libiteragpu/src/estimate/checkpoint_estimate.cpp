@@ -176,14 +176,7 @@ std::string CheckpointEstimate::to_json() const {
   json.end_array();
   json.key("tensor_count").value(tensor_count);
   json.key("parameters").value(parameters);
-  write_amount(json, "weights", weights);
-  write_amount(json, "reserve", reserve);
-  json.key("reserve_is_assumption").value(true);
-  write_amount(json, "total", total);
-  json.key("units").begin_object();
-  json.key("gib").value("2^30 bytes");
-  json.key("gb").value("10^9 bytes");
-  json.end_object();
+  write_weight_amounts(json, weights, reserve, total);
   json.key("not_included").value(not_included());
   json.key("notes").value(notes_of(*this));
   if (by_tensor) {
@@ -242,12 +235,7 @@ std::string CheckpointEstimate::to_text() const {
   write_table(out, rows, {false, true, true, true, true, true, true});
 
   out << "\n"
-      << "  weights          " << describe_amount(weights) << "\n"
-      << "  exact            " << weights.bytes.str() << " bytes = " << weights.gib.str()
-      << " GiB = " << weights.gb.str() << " GB\n"
-      << "  reserve          " << describe_amount(reserve) << " (assumption you chose, not measured)\n"
-      << "  total            " << describe_amount(total) << "\n"
-      << "  exact total      " << total.gib.str() << " GiB\n\n"
+      << weight_amount_lines(weights, reserve, total) << "\n"
       << "Bytes: each tensor's data size as its header declares it, checked against shape x dtype;\n"
       << "the tensors cover every file's data exactly. Quantization scales and any other tensor in\n"
       << "the checkpoint are included; a framework may still convert, tie or drop weights on load.\n"

@@ -27,4 +27,26 @@ std::string describe_amount(const MemoryAmount& amount) {
          amount.gib.readable(2) + " GiB = " + amount.gb.readable(2) + " GB";
 }
 
+void write_weight_amounts(JsonWriter& json, const MemoryAmount& weights, const MemoryAmount& reserve,
+                          const MemoryAmount& total) {
+  write_amount(json, "weights", weights);
+  write_amount(json, "reserve", reserve);
+  json.key("reserve_is_assumption").value(true);
+  write_amount(json, "total", total);
+  json.key("units").begin_object();
+  json.key("gib").value("2^30 bytes");
+  json.key("gb").value("10^9 bytes");
+  json.end_object();
+}
+
+std::string weight_amount_lines(const MemoryAmount& weights, const MemoryAmount& reserve,
+                                const MemoryAmount& total) {
+  return "  weights          " + describe_amount(weights) + "\n" +
+         "  exact            " + weights.bytes.str() + " bytes = " + weights.gib.str() + " GiB = " +
+         weights.gb.str() + " GB\n" +
+         "  reserve          " + describe_amount(reserve) + " (assumption you chose, not measured)\n" +
+         "  total            " + describe_amount(total) + "\n" +
+         "  exact total      " + total.gib.str() + " GiB\n";
+}
+
 }  // namespace iteragpu

@@ -20,6 +20,13 @@ Decimal reserve_bytes_from_gib(const std::string& reserve_gib);
 void write_amount(JsonWriter& json, const char* name, const MemoryAmount& amount);
 // "14,000,000,000 bytes = 13.04 GiB = 14.00 GB" (rounded; the JSON keeps every digit).
 std::string describe_amount(const MemoryAmount& amount);
+// What both estimates report of their weights, reserve and total: in JSON the three amounts,
+// reserve_is_assumption and the units; in text a line each, rounded, and the weights and the
+// total also exact.
+void write_weight_amounts(JsonWriter& json, const MemoryAmount& weights, const MemoryAmount& reserve,
+                          const MemoryAmount& total);
+std::string weight_amount_lines(const MemoryAmount& weights, const MemoryAmount& reserve,
+                                const MemoryAmount& total);
 // How describe_amount rounds, for the text of both estimates. Names no front end's option:
 // the same text is what Python prints.
 inline constexpr const char* kAmountRoundingNote =

@@ -51,14 +51,7 @@ std::string MemoryEstimate::to_json() const {
   json.end_object();
   json.key("total_bits").value(total_bits);
   json.key("rounding").value(kRounding);
-  write_amount(json, "weights", weights);
-  write_amount(json, "reserve", reserve);
-  json.key("reserve_is_assumption").value(true);
-  write_amount(json, "total", total);
-  json.key("units").begin_object();
-  json.key("gib").value("2^30 bytes");
-  json.key("gb").value("10^9 bytes");
-  json.end_object();
+  write_weight_amounts(json, weights, reserve, total);
   json.key("not_included").value(not_included());
   json.key("notes").value(std::vector<std::string>{kReserveNote, kFitNote});
   return json.finish();
@@ -68,12 +61,7 @@ std::string MemoryEstimate::to_text() const {
   std::ostringstream out;
   out << "Weight memory estimate\n"
       << "  parameters       " << parameters.grouped(0) << " x " << bits.str() << " bits\n"
-      << "  weights          " << describe_amount(weights) << "\n"
-      << "  exact            " << weights.bytes.str() << " bytes = " << weights.gib.str()
-      << " GiB = " << weights.gb.str() << " GB\n"
-      << "  reserve          " << describe_amount(reserve) << " (assumption you chose, not measured)\n"
-      << "  total            " << describe_amount(total) << "\n"
-      << "  exact total      " << total.gib.str() << " GiB\n\n"
+      << weight_amount_lines(weights, reserve, total) << "\n"
       << "Rounding: " << kRounding << ".\n"
       << kAmountRoundingNote
       << "Not included: ";

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "mechanics/json_input.hpp"
+#include "mechanics/quantity_parser.hpp"
 
 namespace iteragpu {
 namespace {
@@ -188,20 +189,7 @@ const std::string& safetensors_dtypes_accepted() {
 }
 
 std::string quoted_tensor_name(const std::string& name) {
-  constexpr std::size_t kShown = 200;
-  std::string shown;
-  for (std::size_t i = 0; i < name.size() && i < kShown; ++i) {
-    const unsigned char c = static_cast<unsigned char>(name[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-      shown += escaped;
-    } else {
-      shown += static_cast<char>(c);
-    }
-  }
-  if (name.size() > kShown) shown += "...";
-  return "'" + shown + "'";
+  return quoted_for_message(name, 200);  // tensor names run longer than the values of options
 }
 
 std::uint64_t safetensors_header_length(std::string_view first_eight, std::uint64_t file_size,

@@ -24,15 +24,9 @@ constexpr int kPhaseRowSchemaVersion = 1;
 
 MeasureConfiguration read_configuration(const JsonObjectReader& json) {
   MeasureConfiguration request;
-  request.device = json.text("device");
-  request.batch = json.int64("batch");
-  request.context = json.int64("context");
-  request.width = json.int64("width");
-  request.hidden = json.int64("hidden");
-  request.dtype = json.text("dtype");
-  request.warmup = json.integer("warmup");
-  request.repeats = json.integer("repeats");
-  request.seed = json.uint64("seed");
+  json.read("device", request.device).read("batch", request.batch).read("context", request.context)
+      .read("width", request.width).read("hidden", request.hidden).read("dtype", request.dtype)
+      .read("warmup", request.warmup).read("repeats", request.repeats).read("seed", request.seed);
   request.output.clear();  // where the file was written is not part of it
   return request;
 }
@@ -99,20 +93,15 @@ void check_row_sequence(const std::vector<PhaseRow>& rows, const MeasureConfigur
 
 SpreadStatistics read_spread(const JsonObjectReader& json) {
   SpreadStatistics spread;
-  spread.count = json.integer("count");
-  spread.median = json.number("median");
-  spread.iqr = json.number("iqr");
-  spread.min = json.number("min");
-  spread.max = json.number("max");
-  spread.mean = json.number("mean");
-  spread.stdev = json.number("stdev");
-  spread.cv = json.number("cv");
+  json.read("count", spread.count).read("median", spread.median).read("iqr", spread.iqr)
+      .read("min", spread.min).read("max", spread.max).read("mean", spread.mean)
+      .read("stdev", spread.stdev).read("cv", spread.cv);
   return spread;
 }
 
 TimingSummary read_timing(const JsonObjectReader& json) {
   TimingSummary timing;
-  timing.warm_repeats = json.integer("warm_repeats");
+  json.read("warm_repeats", timing.warm_repeats);
   timing.host_seconds = read_spread(json.object("host_seconds"));
   if (!json.is_null("gpu_event_seconds")) timing.gpu_event_seconds = read_spread(json.object("gpu_event_seconds"));
   for (const JsonObjectReader& warning : json.objects("warnings"))
@@ -134,11 +123,11 @@ MemoryPrediction read_prediction(const JsonObjectReader& json, const std::vector
   if (measurement.environment.stack)
     for (const GpuDevice& gpu : measurement.environment.stack->gpus)
       if (gpu.index == measurement.environment.selected_index) target.gpu_name = gpu.name;
-  target.cublas_workspace_bytes = json.uint64("cublas_workspace_bytes");
-  target.cublaslt_workspace_bytes = json.uint64("cublaslt_workspace_bytes");
-  target.workspace_source = json.text("workspace_source");
-  prediction.cublaslt_used = json.flag("cublaslt_used");
-  prediction.caveats = json.texts("caveats");
+  json.read("cublas_workspace_bytes", target.cublas_workspace_bytes)
+      .read("cublaslt_workspace_bytes", target.cublaslt_workspace_bytes)
+      .read("workspace_source", target.workspace_source)
+      .read("cublaslt_used", prediction.cublaslt_used)
+      .read("caveats", prediction.caveats);
   for (std::size_t index = 0; index < rows.size(); ++index) {
     PhasePrediction predicted;
     if (rows[index].has("predicted") && !rows[index].is_null("predicted")) {
@@ -158,12 +147,10 @@ MemoryPrediction read_prediction(const JsonObjectReader& json, const std::vector
 void read_phase_counters(const JsonObjectReader& json, AllocatorCounters& baseline, AllocatorCounters& end) {
   const JsonObjectReader allocated = json.object("allocated_bytes");
   const JsonObjectReader reserved = json.object("reserved_bytes");
-  baseline.allocated_bytes = allocated.uint64("baseline");
-  end.allocated_bytes = allocated.uint64("end");
-  baseline.reserved_bytes = reserved.uint64("baseline");
-  end.reserved_bytes = reserved.uint64("end");
-  end.peak_allocated_bytes = json.uint64("peak_allocated_bytes");
-  end.peak_reserved_bytes = json.uint64("peak_reserved_bytes");
+  allocated.read("baseline", baseline.allocated_bytes).read("end", end.allocated_bytes);
+  reserved.read("baseline", baseline.reserved_bytes).read("end", end.reserved_bytes);
+  json.read("peak_allocated_bytes", end.peak_allocated_bytes)
+      .read("peak_reserved_bytes", end.peak_reserved_bytes);
 }
 
 PhaseRow read_phase_row_members(const JsonObjectReader& json) {

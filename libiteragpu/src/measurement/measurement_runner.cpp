@@ -295,6 +295,16 @@ struct WorkerRun {
   int exit_code = 0;
 };
 
+// A worker started on `configuration` (its device and output) for `task`.
+WorkerRun start_worker(const std::string& worker, const MeasureConfiguration& configuration,
+                       worker_protocol::Task task = worker_protocol::Task::kMeasure) {
+  WorkerRun run;
+  run.device = configuration.device;
+  run.process =
+      std::make_unique<WorkerProcess>(worker, worker_protocol::request_record(configuration.to_request(), task));
+  return run;
+}
+
 // Runs the workers to their end: answers their progress, passes cancellation on, and
 // rethrows the first exception a callback raised once every worker has stopped.
 void run_to_end(std::vector<WorkerRun>& runs, const RunnerOptions& options, bool& cancelled) {
@@ -400,9 +410,8 @@ Measurement MeasurementRunner::measure(const MeasureRequest& request) const {
   if (!configuration.output.empty()) ensure_output_absent(configuration.output, "output");
   const std::string worker = find_measure_worker(options_.worker_path);
 
-  std::vector<WorkerRun> runs(1);
-  runs[0].device = configuration.device;
-  runs[0].process = std::make_unique<WorkerProcess>(worker, worker_protocol::request_record(configuration.to_request()));
+  std::vector<WorkerRun> runs;
+  runs.push_back(start_worker(worker, configuration));
   bool cancelled = false;
   run_to_end(runs, options_, cancelled);
   WorkerRun& run = runs[0];
@@ -429,10 +438,8 @@ MeasurementSummary MeasurementRunner::measure_devices(const MeasureRequest& requ
     // (a Jupyter kernel, say) never loads LibTorch for it. What can be checked without a
     // backend is checked here first.
     checked_selection(configuration);
-    std::vector<WorkerRun> runs(1);
-    runs[0].device = configuration.device;
-    runs[0].process = std::make_unique<WorkerProcess>(
-        worker, worker_protocol::request_record(configuration.to_request(), worker_protocol::Task::kPlan));
+    std::vector<WorkerRun> runs;
+    runs.push_back(start_worker(worker, configuration, worker_protocol::Task::kPlan));
     bool cancelled = false;
     run_to_end(runs, options_, cancelled);
     if (runs[0].error) throw_recorded(*runs[0].error);
@@ -450,10 +457,7 @@ MeasurementSummary MeasurementRunner::measure_devices(const MeasureRequest& requ
     MeasureConfiguration one = configuration;
     one.device = target.device;
     one.output = target.result_file;
-    WorkerRun run;
-    run.device = target.device;
-    run.process = std::make_unique<WorkerProcess>(worker, worker_protocol::request_record(one.to_request()));
-    runs.push_back(std::move(run));
+    runs.push_back(start_worker(worker, one));
   }
   MeasurementSummary summary;
   summary.configuration = configuration;

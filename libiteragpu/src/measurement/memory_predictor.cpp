@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -27,6 +26,7 @@
 #include "mechanics/json_output.hpp"
 #include "measurement/measurement_json.hpp"
 #include "measurement/phase_protocol.hpp"
+#include "measurement/phase_table_text.hpp"
 #include "mechanics/quantity_parser.hpp"
 
 namespace iteragpu {
@@ -340,22 +340,9 @@ std::string MemoryPrediction::to_text() const {
           std::to_string(target.cublaslt_workspace_bytes) + " bytes" +
           (cublaslt_used ? "" : " (not used: no bias-fused cuBLASLt GEMM)") + " (" +
           target.workspace_source + ")\n\n";
-  char line[512];
-  std::snprintf(line, sizeof line, "%-13s %6s %15s %15s %15s %15s %15s %15s\n", "phase", "repeat",
-                "alloc base", "alloc end", "peak alloc", "reserved base", "reserved end",
-                "peak reserved");
-  text += line;
-  for (const PhasePrediction& row : phases) {
-    std::snprintf(line, sizeof line, "%-13s %6s %15llu %15llu %15llu %15llu %15llu %15llu\n",
-                  row.phase.c_str(), row.repeat > 0 ? std::to_string(row.repeat).c_str() : "-",
-                  static_cast<unsigned long long>(row.baseline.allocated_bytes),
-                  static_cast<unsigned long long>(row.end.allocated_bytes),
-                  static_cast<unsigned long long>(row.end.peak_allocated_bytes),
-                  static_cast<unsigned long long>(row.baseline.reserved_bytes),
-                  static_cast<unsigned long long>(row.end.reserved_bytes),
-                  static_cast<unsigned long long>(row.end.peak_reserved_bytes));
-    text += line;
-  }
+  text += phase_table_header("");
+  for (const PhasePrediction& row : phases)
+    text += phase_table_row(row.phase, row.repeat, "", row.baseline, row.end);
   text += "\nPredicted caching-allocator counters (bytes) of one process on one GPU; not the CUDA "
           "context or other processes. Rules:\n";
   for (const std::string& rule : prediction_rules()) text += "  - " + rule + "\n";

@@ -11,6 +11,7 @@
 #include "mechanics/json_output.hpp"
 #include "measurement/measurement_json.hpp"
 #include "measurement/phase_protocol.hpp"
+#include "measurement/phase_table_text.hpp"
 
 namespace iteragpu {
 namespace {
@@ -360,22 +361,13 @@ std::string Measurement::to_text() const {
           std::to_string(model.width) + "] (" + std::to_string(model.input_bytes) +
           " bytes); warmup " + std::to_string(configuration.warmup) + ", repeats " +
           std::to_string(configuration.repeats) + ", seed " + std::to_string(configuration.seed) + "\n\n";
-  char line[512];
-  std::snprintf(line, sizeof line, "%-13s %6s %8s %12s %12s %15s %15s %15s %15s %15s %15s\n", "phase",
-                "repeat", "forwards", "host s", "GPU event s", "alloc base", "alloc end",
-                "peak alloc", "reserved base", "reserved end", "peak reserved");
-  text += line;
+  char middle[512];
+  std::snprintf(middle, sizeof middle, " %8s %12s %12s", "forwards", "host s", "GPU event s");
+  text += phase_table_header(middle);
   for (const PhaseRow& row : phases) {
-    std::snprintf(line, sizeof line, "%-13s %6s %8d %12.6f %12s %15llu %15llu %15llu %15llu %15llu %15llu\n",
-                  row.phase.c_str(), row.repeat > 0 ? std::to_string(row.repeat).c_str() : "-",
-                  row.forwards, row.host_seconds, format_seconds(row.gpu_event_seconds).c_str(),
-                  static_cast<unsigned long long>(row.baseline.allocated_bytes),
-                  static_cast<unsigned long long>(row.end.allocated_bytes),
-                  static_cast<unsigned long long>(row.end.peak_allocated_bytes),
-                  static_cast<unsigned long long>(row.baseline.reserved_bytes),
-                  static_cast<unsigned long long>(row.end.reserved_bytes),
-                  static_cast<unsigned long long>(row.end.peak_reserved_bytes));
-    text += line;
+    std::snprintf(middle, sizeof middle, " %8d %12.6f %12s", row.forwards, row.host_seconds,
+                  format_seconds(row.gpu_event_seconds).c_str());
+    text += phase_table_row(row.phase, row.repeat, middle, row.baseline, row.end);
   }
   text += timing_text(timing);
   text += prediction_text(*this);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace iteragpu {
@@ -61,6 +62,31 @@ class JsonObjectReader {
   std::vector<std::int64_t> int64s(const char* name) const;
   JsonObjectReader object(const char* name) const;
   std::vector<JsonObjectReader> objects(const char* name) const;  // an array of objects
+
+  // The member into `into`, read as its type asks (text, flag, integer, int64, uint64,
+  // number, texts). Returns *this, so a section's fields read as one chain, in its order:
+  // json.read("min", spread.min).read("max", spread.max).
+  template <typename T>
+  const JsonObjectReader& read(const char* name, T& into) const {
+    if constexpr (std::is_same_v<T, std::string>) {
+      into = text(name);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      into = flag(name);
+    } else if constexpr (std::is_same_v<T, int>) {
+      into = integer(name);
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      into = int64(name);
+    } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+      into = uint64(name);
+    } else if constexpr (std::is_same_v<T, double>) {
+      into = number(name);
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      into = texts(name);
+    } else {
+      static_assert(!std::is_same_v<T, T>, "no JSON reading for this type");
+    }
+    return *this;
+  }
 
   // Throws the DataFileError for `name` (empty: the object itself).
   [[noreturn]] void fail(const std::string& name, const std::string& reason) const;

@@ -73,10 +73,9 @@ bool parse_compute_capability(const std::string& text, int& major, int& minor) {
   return true;
 }
 
-std::string quoted_for_message(const std::string& value) {
-  constexpr std::size_t kShown = 40;
+std::string quoted_for_message(const std::string& value, std::size_t max_shown) {
   std::string shown;
-  for (std::size_t i = 0; i < value.size() && i < kShown; ++i) {
+  for (std::size_t i = 0; i < value.size() && i < max_shown; ++i) {
     const unsigned char c = static_cast<unsigned char>(value[i]);
     if (c < 0x20 || c == 0x7f) {
       char escaped[8];
@@ -86,7 +85,7 @@ std::string quoted_for_message(const std::string& value) {
       shown += static_cast<char>(c);
     }
   }
-  if (value.size() > kShown) shown += "...";
+  if (value.size() > max_shown) shown += "...";
   return "'" + shown + "'";
 }
 

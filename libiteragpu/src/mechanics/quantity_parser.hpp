@@ -16,8 +16,9 @@ inline constexpr std::size_t kMaxNumberLength = 1000;
 // integer every reader (JavaScript's doubles included) holds exactly.
 inline constexpr long long kMaxCount = 1'000'000'000'000'000LL;
 
-// The value as it should appear in a one-line message: truncated, control bytes escaped.
-std::string quoted_for_message(const std::string& value);
+// The value as it should appear in a one-line message: quoted, control bytes escaped, cut
+// after `max_shown` bytes ("..." then marks the cut).
+std::string quoted_for_message(const std::string& value, std::size_t max_shown = 40);
 
 // "12", "+12" (not "0", "-1", "1.0", "1e3", " 12"). `example` is shown in the message.
 BigInt parse_positive_integer(const std::string& text, const std::string& field,

@@ -1,0 +1,35 @@
+#include "measurement/phase_table_text.hpp"
+
+#include <cstdio>
+
+namespace iteragpu {
+namespace {
+
+// A line is cut at this many bytes; no real row comes near it.
+constexpr std::size_t kLineBytes = 512;
+
+}  // namespace
+
+std::string phase_table_header(const std::string& middle) {
+  char line[kLineBytes];
+  std::snprintf(line, sizeof line, "%-13s %6s%s %15s %15s %15s %15s %15s %15s\n", "phase", "repeat",
+                middle.c_str(), "alloc base", "alloc end", "peak alloc", "reserved base", "reserved end",
+                "peak reserved");
+  return line;
+}
+
+std::string phase_table_row(const std::string& phase, int repeat, const std::string& middle,
+                            const AllocatorCounters& baseline, const AllocatorCounters& end) {
+  char line[kLineBytes];
+  std::snprintf(line, sizeof line, "%-13s %6s%s %15llu %15llu %15llu %15llu %15llu %15llu\n", phase.c_str(),
+                repeat > 0 ? std::to_string(repeat).c_str() : "-", middle.c_str(),
+                static_cast<unsigned long long>(baseline.allocated_bytes),
+                static_cast<unsigned long long>(end.allocated_bytes),
+                static_cast<unsigned long long>(end.peak_allocated_bytes),
+                static_cast<unsigned long long>(baseline.reserved_bytes),
+                static_cast<unsigned long long>(end.reserved_bytes),
+                static_cast<unsigned long long>(end.peak_reserved_bytes));
+  return line;
+}
+
+}  // namespace iteragpu

@@ -1,0 +1,19 @@
+#pragma once
+// The phase table that a measurement's and a prediction's text both print: phase and repeat,
+// the columns each table adds of its own, then the six allocator counters.
+
+#include <string>
+
+#include "iteragpu/backend.hpp"
+
+namespace iteragpu {
+
+// The title line. `middle` is the table's own column titles, already formatted, each after a
+// space ("" for none).
+std::string phase_table_header(const std::string& middle);
+
+// One row: "-" for a repeat of 0; `middle` as in the header.
+std::string phase_table_row(const std::string& phase, int repeat, const std::string& middle,
+                            const AllocatorCounters& baseline, const AllocatorCounters& end);
+
+}  // namespace iteragpu
