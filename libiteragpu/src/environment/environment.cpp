@@ -159,17 +159,9 @@ void write_environment_members(JsonWriter& json, const EnvironmentReport& report
   json.key("backend").begin_object()
       .key("available").value(report.backend_available)
       .key("plugin_path");
-  if (report.backend_path.empty()) {
-    json.null();
-  } else {
-    json.value(report.backend_path);
-  }
+  json.text_or_null(report.backend_path);
   json.key("error");
-  if (report.backend_error.empty()) {
-    json.null();
-  } else {
-    json.value(report.backend_error);
-  }
+  json.text_or_null(report.backend_error);
   // What produced the figures (absent from files written before it was recorded).
   if (!report.stack) {
     json.key("identity").null();

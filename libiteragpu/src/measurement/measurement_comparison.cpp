@@ -564,11 +564,7 @@ std::string MeasurementComparison::to_json() const {
     json.begin_object().key("name").value(section.name).key("title").value(section.title).key("rows").begin_array();
     for (const ComparisonRow& row : section.rows) {
       json.begin_object().key("name").value(row.name).key("label").value(row.label).key("unit");
-      if (row.unit.empty()) {
-        json.null();
-      } else {
-        json.value(row.unit);
-      }
+      json.text_or_null(row.unit);
       json.key("same").value(row.same).key("values").begin_array();
       for (const ComparedValue& value : row.values) {
         switch (value.kind) {

@@ -15,11 +15,7 @@ inline void write_measure_configuration(JsonWriter& json, const char* device_key
                                         const MeasureConfiguration& request, const SyntheticModel& model) {
   json.key("configuration").begin_object()
       .key(device_key);
-  if (request.device.empty()) {
-    json.null();
-  } else {
-    json.value(request.device);
-  }
+  json.text_or_null(request.device);
   json
       .key("batch").value(model.batch)
       .key("context").value(model.context)

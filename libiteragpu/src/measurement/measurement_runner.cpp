@@ -199,17 +199,9 @@ std::string MeasurementSummary::to_json() const {
         .key("status").value(outcome.ok() ? "ok" : "failed")
         .key("exit_code").value(outcome.exit_code)
         .key("result_file");
-    if (outcome.result_file.empty()) {
-      json.null();
-    } else {
-      json.value(outcome.result_file);
-    }
+    json.text_or_null(outcome.result_file);
     json.key("error");
-    if (outcome.error.empty()) {
-      json.null();
-    } else {
-      json.value(outcome.error);
-    }
+    json.text_or_null(outcome.error);
     json.key("figures");
     if (!outcome.figures) {
       json.null();

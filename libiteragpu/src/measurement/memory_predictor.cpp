@@ -292,11 +292,7 @@ std::string MemoryPrediction::to_json() const {
   JsonWriter json(kPredictionSchema, kPredictionSchemaVersion);
   write_measure_configuration(json, "device", configuration, model);
   json.key("target").begin_object().key("gpu_name");
-  if (target.gpu_name.empty()) {
-    json.null();
-  } else {
-    json.value(target.gpu_name);
-  }
+  json.text_or_null(target.gpu_name);
   json.key("compute_capability").value(compute_capability_text(target))
       .key("cublas_workspace_bytes").value(target.cublas_workspace_bytes)
       .key("cublaslt_workspace_bytes").value(target.cublaslt_workspace_bytes)

@@ -301,11 +301,7 @@ std::string SweepResult::to_json() const {
         .key("predicted_peak_reserved_bytes").value(point.predicted_peak_reserved_bytes)
         .key("warm_forward_host_seconds_median").value(point.warm_forward_host_seconds_median)
         .key("error");
-    if (point.error.empty()) {
-      json.null();
-    } else {
-      json.value(point.error);
-    }
+    json.text_or_null(point.error);
     json.end_object();
   }
   json.end_array();

@@ -59,6 +59,7 @@ JsonWriter& JsonWriter::null() {
   writer_.Null();
   return *this;
 }
+JsonWriter& JsonWriter::text_or_null(const std::string& text) { return text.empty() ? null() : value(text); }
 JsonWriter& JsonWriter::value(const std::vector<std::string>& texts) {
   begin_array();
   for (const auto& text : texts) value(text);

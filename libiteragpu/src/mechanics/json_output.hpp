@@ -33,6 +33,8 @@ class JsonWriter {
   JsonWriter& value(std::uint64_t number);
   JsonWriter& value(double number);
   JsonWriter& null();
+  // The text, or null when it is empty (a path, an error or a name that is not there).
+  JsonWriter& text_or_null(const std::string& text);
   template <typename T>
   JsonWriter& value(const std::optional<T>& maybe) {
     return maybe ? value(*maybe) : null();

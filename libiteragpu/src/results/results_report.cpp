@@ -1,7 +1,6 @@
 // Cost per accepted result across the raw-results table, priced through PackageCalculator.
 
 #include <algorithm>
-#include <optional>
 #include <sstream>
 
 #include "mechanics/exact_arithmetic.hpp"
@@ -21,10 +20,6 @@ bool cheaper(const UnitCost& a, const UnitCost& b) {
   const BigInt left = exact::from_exact(a.numerator_cents).mantissa * exact::from_exact(b.denominator).mantissa;
   const BigInt right = exact::from_exact(b.numerator_cents).mantissa * exact::from_exact(a.denominator).mantissa;
   return left < right;
-}
-
-std::optional<std::string> optional_text(const std::string& text) {
-  return text.empty() ? std::nullopt : std::optional<std::string>(text);
 }
 
 std::string exact_cost_text(const UnitCost& cost) {
@@ -86,8 +81,8 @@ std::string ResultsReport::to_json() const {
     json.key("gpu").value(r.row.gpu);
     json.key("gpu_name").value(r.quote.entry.gpu_name);
     // null: a table loaded without reading its measurements.
-    json.key("measured_gpu").value(optional_text(r.row.measured_device));
-    json.key("gpu_mismatch").value(optional_text(r.row.gpu_mismatch));
+    json.key("measured_gpu").text_or_null(r.row.measured_device);
+    json.key("gpu_mismatch").text_or_null(r.row.gpu_mismatch);
     json.key("days").value(r.row.days);
     json.key("lots").value(r.row.lots);
     json.key("total_gpus").value(r.quote.total_gpus);
