@@ -8,7 +8,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -17,6 +16,7 @@
 #include "iteragpu/memory_estimator.hpp"
 #include "iteragpu/memory_predictor.hpp"
 #include "iteragpu/package_calculator.hpp"
+#include "process_io.hpp"
 #include "safetensors_writer.hpp"
 
 namespace {
@@ -194,21 +194,12 @@ const SparseCheckpoints& sparse_checkpoints() {
   return checkpoints;
 }
 
-// Bytes this process has read through read/pread so far.
-std::uint64_t bytes_read_so_far() {
-  std::ifstream io("/proc/self/io");
-  std::string key;
-  std::uint64_t value = 0;
-  while (io >> key >> value)
-    if (key == "rchar:") return value;
-  return 0;
-}
-
 // What one estimate reads, less what reading /proc/self/io itself costs.
 double bytes_read_by(const std::function<void()>& work) {
-  const std::uint64_t a = bytes_read_so_far(), b = bytes_read_so_far();
+  using iteragpu::testing::bytes_read_so_far;
+  const std::uint64_t a = bytes_read_so_far().value_or(0), b = bytes_read_so_far().value_or(0);
   work();
-  const std::uint64_t c = bytes_read_so_far();
+  const std::uint64_t c = bytes_read_so_far().value_or(0);
   return static_cast<double>((c - b) - (b - a));
 }
 

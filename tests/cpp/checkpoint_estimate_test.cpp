@@ -5,30 +5,19 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include "expect_error.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/memory_estimator.hpp"
 #include "process_runner.hpp"
 #include "estimate/safetensors_header.hpp"
+#include "process_io.hpp"
 #include "safetensors_writer.hpp"
 
 namespace iteragpu {
 namespace {
 
 using testing::TensorSpec;
-
-// Bytes this process has read through read/pread so far (/proc/self/io rchar).
-std::uint64_t bytes_read_so_far() {
-  std::ifstream io("/proc/self/io");
-  std::string key;
-  std::uint64_t value = 0;
-  while (io >> key >> value)
-    if (key == "rchar:") return value;
-  ADD_FAILURE() << "no rchar in /proc/self/io";
-  return 0;
-}
 
 class CheckpointEstimator : public ::testing::Test {
  protected:
@@ -256,9 +245,10 @@ TEST_F(CheckpointEstimator, AFileOfSeveralGigabytesIsReadByItsHeaderOnly) {
   // 2 × 2^31 bytes of data: a hole, so the test costs no disk; 64-bit offsets throughout.
   const std::string path = dir_.file("big.safetensors");
   testing::write_sparse_safetensors(path, {{"a", "BF16", {32768, 32768}}, {"b", "BF16", {32768, 32768}}});
-  const std::uint64_t before = bytes_read_so_far();
+  const std::optional<std::uint64_t> before = testing::bytes_read_so_far();
+  ASSERT_TRUE(before) << "no rchar in /proc/self/io";
   const CheckpointEstimate e = estimate(path);
-  const std::uint64_t read = bytes_read_so_far() - before;
+  const std::uint64_t read = testing::bytes_read_so_far().value_or(0) - *before;
   EXPECT_EQ(e.weights.bytes.str(), "4294967296");
   EXPECT_EQ(e.weights.gib.str(), "4");
   // The kernel's count of bytes this process read: the header (and /proc/self/io itself),

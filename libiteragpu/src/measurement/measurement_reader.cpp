@@ -109,8 +109,10 @@ TimingSummary read_timing(const JsonObjectReader& json) {
   return timing;
 }
 
-// The prediction's summary and each row's predicted counters. A row without them gets an
-// empty placeholder, so prediction rows stay index-aligned with the measured ones.
+// The prediction's summary and each row's predicted counters. MemoryPrediction::phases is
+// index-aligned with the measured rows, as the predictor makes it: a row the file gives no
+// prediction for keeps its index with a PhasePrediction whose phase is empty, which
+// Measurement::predicted_row() reports as no prediction.
 MemoryPrediction read_prediction(const JsonObjectReader& json, const std::vector<JsonObjectReader>& rows,
                                  const Measurement& measurement) {
   MemoryPrediction prediction;
