@@ -72,12 +72,6 @@ std::string visible_gpus_text(const std::vector<GpuDevice>& gpus) {
          " to cuda:" + std::to_string(gpus.back().index);
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
 std::vector<std::string> summary_notes() {
   return {
       "Each device was measured by its own worker process; each result file holds that process's "
@@ -156,20 +150,19 @@ DeviceResultFigures DeviceResultFigures::of(const Measurement& measurement, cons
   for (const GpuDevice& gpu : measurement.environment.stack ? measurement.environment.stack->gpus
                                                             : std::vector<GpuDevice>{})
     if (gpu.index == measurement.environment.selected_index) figures.gpu_name = gpu.name;
-  std::vector<double> warm_forward_seconds;
-  bool model_load_seen = false;
+  bool warm_forward_seen = false, model_load_seen = false;
   for (const PhaseRow& row : measurement.phases) {
     figures.peak_allocated_bytes_max = std::max(figures.peak_allocated_bytes_max, row.end.peak_allocated_bytes);
-    if (row.phase == "warm_forward") warm_forward_seconds.push_back(row.host_seconds);
+    warm_forward_seen = warm_forward_seen || row.phase == "warm_forward";
     if (row.phase == "model_load") {
       figures.model_load_allocated_bytes = static_cast<std::int64_t>(row.end.allocated_bytes) -
                                            static_cast<std::int64_t>(row.baseline.allocated_bytes);
       model_load_seen = true;
     }
   }
-  if (warm_forward_seconds.empty() || !model_load_seen)
+  if (!warm_forward_seen || !model_load_seen)
     throw DataFileError(source + ": not a whole measurement (no model_load or warm_forward row)");
-  figures.warm_forward_host_seconds_median = median(std::move(warm_forward_seconds));
+  figures.warm_forward_host_seconds_median = measurement.timing.host_seconds.median;
   return figures;
 }
 
