@@ -3,7 +3,7 @@
 // MeasureRequest.
 
 #include "command_support.hpp"
-#include "iteragpu/measure_request.hpp"
+#include "iteragpu/measure_configuration.hpp"
 
 namespace iteragpu::cli {
 

@@ -1,6 +1,6 @@
 // iteragpu-measure-worker: the process each measurement runs in (see
-// src/measurement/measure_worker.cpp). Started by the measurement runner, never by hand.
+// src/runner/measure_worker.cpp). Started by the measurement runner, never by hand.
 
-#include "measurement/measure_worker.hpp"
+#include "runner/measure_worker.hpp"
 
 int main() { return iteragpu::run_measure_worker(); }

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "measurement/caching_allocator_model.hpp"
+#include "prediction/caching_allocator_model.hpp"
 
 namespace iteragpu::testing {
 namespace {

@@ -10,7 +10,7 @@
 #include "fake_backend.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/phase_measurer.hpp"
-#include "measurement/measurement_json.hpp"
+#include "protocol/phase_row_json.hpp"
 #include "process_runner.hpp"
 #include "schema_check.hpp"
 

@@ -10,6 +10,7 @@
 #include "fake_backend.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/measurement_runner.hpp"
+#include "iteragpu/phase_measurer.hpp"
 #include "process_runner.hpp"
 #include "schema_check.hpp"
 

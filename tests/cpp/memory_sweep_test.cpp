@@ -11,6 +11,7 @@
 #include "fake_backend.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/memory_sweep.hpp"
+#include "iteragpu/phase_measurer.hpp"
 #include "process_runner.hpp"
 #include "schema_check.hpp"
 

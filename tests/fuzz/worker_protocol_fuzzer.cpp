@@ -3,7 +3,7 @@
 #include <string>
 
 #include "iteragpu/error.hpp"
-#include "measurement/worker_protocol.hpp"
+#include "runner/worker_protocol.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

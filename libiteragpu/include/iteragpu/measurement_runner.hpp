@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "iteragpu/backend.hpp"
-#include "iteragpu/phase_measurer.hpp"
+#include "iteragpu/device_target.hpp"
+#include "iteragpu/measure_configuration.hpp"
+#include "iteragpu/measurement.hpp"
+#include "iteragpu/phase_row.hpp"
 
 namespace iteragpu {
 
@@ -23,12 +26,6 @@ bool names_several_devices(const std::string& device);
 // The result file of one device: <stem>-cuda<N>.json beside the summary file, where <stem>
 // is the summary's file name without its last extension ("runs/m.json" → "runs/m-cuda1.json").
 std::string per_device_result_path(const std::string& summary_path, int device_index);
-
-struct DeviceTarget {
-  std::string device;       // "cuda:1"
-  int index = 0;
-  std::string result_file;  // per_device_result_path(summary, index)
-};
 
 // Checks everything before any process starts, and throws at the first problem (nothing is
 // written): the configuration (UsageError), the device list — "all" or cuda:N entries

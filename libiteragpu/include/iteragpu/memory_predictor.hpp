@@ -13,7 +13,7 @@
 
 #include "iteragpu/backend.hpp"
 #include "iteragpu/environment.hpp"
-#include "iteragpu/measure_request.hpp"
+#include "iteragpu/measure_configuration.hpp"
 
 namespace iteragpu {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "iteragpu/measure_request.hpp"
+#include "iteragpu/measure_configuration.hpp"
 #include "iteragpu/measurement_runner.hpp"
 
 namespace iteragpu {

@@ -10,52 +10,11 @@
 #include <vector>
 
 #include "iteragpu/backend.hpp"
-#include "iteragpu/environment.hpp"
-#include "iteragpu/measure_request.hpp"
-#include "iteragpu/memory_predictor.hpp"
-#include "iteragpu/timing_statistics.hpp"
+#include "iteragpu/measure_configuration.hpp"
+#include "iteragpu/measurement.hpp"
+#include "iteragpu/phase_row.hpp"
 
 namespace iteragpu {
-
-struct PhaseRow {
-  std::string phase;      // model_load | inputs | cold_forward | warmup | warm_forward
-  int repeat = 0;         // 1-based for warm_forward, 0 otherwise
-  int forwards = 0;       // forward passes inside the phase
-  double host_seconds = 0;  // host wall clock, overhead and synchronization included
-  std::optional<double> gpu_event_seconds;  // between GPU events around the phase's work
-  AllocatorCounters baseline;  // allocated/reserved before (peaks unused)
-  AllocatorCounters end;       // allocated/reserved after, and the peaks during the phase
-};
-
-struct Measurement {
-  EnvironmentReport environment;
-  MeasureConfiguration configuration;
-  SyntheticModel model;
-  std::vector<PhaseRow> phases;
-  // The counters predicted for this configuration on this GPU before it was touched, one
-  // row per phase row, in the same order; absent when no prediction could be made.
-  std::optional<MemoryPrediction> prediction;
-  // Spread of the warm repeats' host and GPU event times, with warnings.
-  TimingSummary timing;
-
-  // The prediction for phases[index]; null when there is none.
-  const PhasePrediction* predicted_row(std::size_t index) const;
-  // How many of the six counters of every row (allocated and reserved at baseline and end,
-  // both peaks) equal their prediction.
-  int exact_predicted_counters() const;
-
-  std::string to_json() const;  // schema "iteragpu.measurement"
-  std::string to_text() const;
-
-  // A measurement file read back: from_json(m.to_json(), ...).to_json() == m.to_json().
-  // Anything that is not a whole measurement (not JSON, another schema, invalid against the
-  // measurement or environment schema, a synthetic model or rows that do not follow from the
-  // configuration) is a one-line DataFileError "SOURCE: reason". Files written before the
-  // timing summary existed get it computed from their warm rows.
-  static Measurement from_json(const std::string& text, const std::string& source);
-  // The file at `path`, read like every input of the core (regular files only, bounded).
-  static Measurement read(const std::string& path);
-};
 
 // Called after each phase row, for progress display.
 using PhaseProgress = std::function<void(const PhaseRow& row, int rows_done, int rows_total)>;

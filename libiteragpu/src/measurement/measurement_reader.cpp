@@ -10,8 +10,10 @@
 #include "environment/environment_json.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/phase_measurer.hpp"
-#include "measurement/measurement_json.hpp"
-#include "measurement/phase_protocol.hpp"
+#include "protocol/phase_row_json.hpp"
+#include "measurement/measurement_schema.hpp"
+#include "workload/configuration_json.hpp"
+#include "protocol/phase_protocol.hpp"
 #include "mechanics/input_file.hpp"
 #include "mechanics/json_input.hpp"
 #include "mechanics/quantity_parser.hpp"
@@ -19,17 +21,6 @@
 namespace iteragpu {
 namespace {
 
-constexpr const char* kPhaseRowSchema = "iteragpu.phase-row";
-constexpr int kPhaseRowSchemaVersion = 1;
-
-MeasureConfiguration read_configuration(const JsonObjectReader& json) {
-  MeasureConfiguration request;
-  json.read("device", request.device).read("batch", request.batch).read("context", request.context)
-      .read("width", request.width).read("hidden", request.hidden).read("dtype", request.dtype)
-      .read("warmup", request.warmup).read("repeats", request.repeats).read("seed", request.seed);
-  request.output.clear();  // where the file was written is not part of it
-  return request;
-}
 
 // The model follows from the configuration; the file's synthetic_model must say the same.
 SyntheticModel derived_model(const MeasureConfiguration& request, const JsonObjectReader& configuration,
@@ -146,57 +137,6 @@ MemoryPrediction read_prediction(const JsonObjectReader& json, const std::vector
 
 }  // namespace
 
-void read_phase_counters(const JsonObjectReader& json, AllocatorCounters& baseline, AllocatorCounters& end) {
-  const JsonObjectReader allocated = json.object("allocated_bytes");
-  const JsonObjectReader reserved = json.object("reserved_bytes");
-  allocated.read("baseline", baseline.allocated_bytes).read("end", end.allocated_bytes);
-  reserved.read("baseline", baseline.reserved_bytes).read("end", end.reserved_bytes);
-  json.read("peak_allocated_bytes", end.peak_allocated_bytes)
-      .read("peak_reserved_bytes", end.peak_reserved_bytes);
-}
-
-PhaseRow read_phase_row_members(const JsonObjectReader& json) {
-  PhaseRow row;
-  row.phase = json.text("phase");
-  if (row.phase != "model_load" && row.phase != "inputs" && row.phase != "cold_forward" &&
-      row.phase != "warmup" && row.phase != "warm_forward")
-    json.fail("phase", quoted_for_message(row.phase) + " is not a phase of the protocol");
-  // A repeat number belongs to warm_forward rows only.
-  if ((row.phase == "warm_forward") == json.is_null("repeat"))
-    json.fail("repeat", row.phase == "warm_forward" ? "missing for a warm_forward row" : "set for a " + row.phase + " row");
-  if (!json.is_null("repeat")) {
-    row.repeat = json.integer("repeat");
-    if (row.repeat < 1) json.fail("repeat", "below 1");
-  }
-  row.forwards = json.integer("forwards");
-  if (row.forwards < 0) json.fail("forwards", "negative");
-  row.host_seconds = json.number("host_seconds");
-  row.gpu_event_seconds = json.number_or_null("gpu_event_seconds");
-  if (row.host_seconds < 0) json.fail("host_seconds", "negative");
-  if (row.gpu_event_seconds && *row.gpu_event_seconds < 0) json.fail("gpu_event_seconds", "negative");
-  read_phase_counters(json, row.baseline, row.end);
-  return row;
-}
-
-std::string phase_row_to_json(const PhaseRow& row) {
-  JsonWriter json(kPhaseRowSchema, kPhaseRowSchemaVersion);
-  write_phase_row_members(json, row);
-  return json.finish_on_one_line();
-}
-
-PhaseRow phase_row_from_json(const std::string& text) {
-  const std::string source = "phase row";
-  rapidjson::Document document;
-  const std::string problem = parse_json(text, document);
-  if (!problem.empty()) throw DataFileError(source + ": " + problem);
-  const JsonObjectReader json(document, source);
-  if (json.text("schema") != kPhaseRowSchema)
-    json.fail("schema", "is not \"" + std::string(kPhaseRowSchema) + "\"");
-  if (json.integer("schema_version") != kPhaseRowSchemaVersion)
-    json.fail("schema_version", "is not " + std::to_string(kPhaseRowSchemaVersion));
-  return read_phase_row_members(json);
-}
-
 Measurement Measurement::from_json(const std::string& text, const std::string& source) {
   rapidjson::Document document;
   const std::string problem =
@@ -220,7 +160,7 @@ Measurement Measurement::from_json(const std::string& text, const std::string& s
   Measurement measurement;
   measurement.environment = read_environment_members(json.object("environment"));
   const JsonObjectReader configuration = json.object("configuration");
-  measurement.configuration = read_configuration(configuration);
+  measurement.configuration = read_measure_configuration(configuration);
   if (measurement.configuration.device != measurement.environment.selected_device)
     configuration.fail("device", measurement.configuration.device + " is not the environment's selected device " +
                                      measurement.environment.selected_device);

@@ -9,9 +9,11 @@
 #include "environment/environment_json.hpp"
 #include "iteragpu/error.hpp"
 #include "mechanics/json_output.hpp"
-#include "measurement/measurement_json.hpp"
-#include "measurement/phase_protocol.hpp"
-#include "measurement/phase_table_text.hpp"
+#include "protocol/phase_row_json.hpp"
+#include "measurement/measurement_schema.hpp"
+#include "workload/configuration_json.hpp"
+#include "protocol/phase_protocol.hpp"
+#include "protocol/phase_table_text.hpp"
 
 namespace iteragpu {
 namespace {
@@ -209,7 +211,7 @@ std::string Measurement::to_json() const {
   write_environment_members(json, environment);
   json.end_object();
 
-  write_measure_configuration(json, "device", configuration, model);
+  write_measure_configuration(json, "device", configuration);
 
   json.key("synthetic_model").begin_object()
       .key("architecture").value("Linear(width→hidden) → GELU → Linear(hidden→width)")

@@ -1,10 +1,10 @@
-#include "measurement/worker_protocol.hpp"
+#include "runner/worker_protocol.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "measurement/measurement_json.hpp"
+#include "protocol/phase_row_json.hpp"
 #include "mechanics/json_input.hpp"
 #include "mechanics/json_output.hpp"
 

@@ -1,4 +1,4 @@
-#include "measurement/caching_allocator_model.hpp"
+#include "prediction/caching_allocator_model.hpp"
 
 #include <algorithm>
 #include <iterator>

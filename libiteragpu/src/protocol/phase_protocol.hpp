@@ -7,8 +7,10 @@
 #include <functional>
 
 #include "iteragpu/backend.hpp"
-#include "iteragpu/measure_request.hpp"
-#include "iteragpu/phase_measurer.hpp"
+#include "iteragpu/measure_configuration.hpp"
+#include "iteragpu/phase_row.hpp"
+#include "iteragpu/timing_statistics.hpp"
+
 
 namespace iteragpu {
 

@@ -3,7 +3,7 @@
 // overflow and the workload bounded; anything within them that does not fit on the GPU is
 // the device's out-of-memory answer.
 
-#include "iteragpu/measure_request.hpp"
+#include "iteragpu/measure_configuration.hpp"
 
 #include <limits>
 #include <string>

@@ -21,12 +21,13 @@
 #include <optional>
 #include <string>
 
-#include "measurement/caching_allocator_model.hpp"
+#include "prediction/caching_allocator_model.hpp"
 #include "iteragpu/error.hpp"
 #include "mechanics/json_output.hpp"
-#include "measurement/measurement_json.hpp"
-#include "measurement/phase_protocol.hpp"
-#include "measurement/phase_table_text.hpp"
+#include "protocol/phase_row_json.hpp"
+#include "workload/configuration_json.hpp"
+#include "protocol/phase_protocol.hpp"
+#include "protocol/phase_table_text.hpp"
 #include "mechanics/quantity_parser.hpp"
 
 namespace iteragpu {
@@ -290,7 +291,7 @@ MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& request, c
 
 std::string MemoryPrediction::to_json() const {
   JsonWriter json(kPredictionSchema, kPredictionSchemaVersion);
-  write_measure_configuration(json, "device", configuration, model);
+  write_measure_configuration(json, "device", configuration);
   json.key("target").begin_object().key("gpu_name");
   json.text_or_null(target.gpu_name);
   json.key("compute_capability").value(compute_capability_text(target))

@@ -12,9 +12,10 @@
 #include <set>
 
 #include "iteragpu/error.hpp"
-#include "measurement/measurement_json.hpp"
-#include "measurement/worker_process.hpp"
-#include "measurement/worker_protocol.hpp"
+#include "protocol/phase_row_json.hpp"
+#include "workload/configuration_json.hpp"
+#include "runner/worker_process.hpp"
+#include "runner/worker_protocol.hpp"
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/backend_loader.hpp"
 #include "mechanics/json_output.hpp"
@@ -184,7 +185,7 @@ std::string MeasurementSummary::to_json() const {
   json.key("complete").value(complete())
       .key("interrupted").value(interrupted)
       .key("exit_code").value(exit_code());
-  write_measure_configuration(json, "devices", configuration, model);
+  write_measure_configuration(json, "devices", configuration);
   json.key("devices").begin_array();
   for (const DeviceOutcome& outcome : devices) {
     json.begin_object()

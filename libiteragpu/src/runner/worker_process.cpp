@@ -1,4 +1,4 @@
-#include "measurement/worker_process.hpp"
+#include "runner/worker_process.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "iteragpu/error.hpp"
-#include "measurement/worker_protocol.hpp"
+#include "runner/worker_protocol.hpp"
 
 extern char** environ;
 

@@ -1,32 +1,12 @@
 #pragma once
-// JSON pieces shared by a measurement file, a multi-device summary and a prediction.
+// The JSON of a phase row, shared by a measurement file, a streamed row and a prediction.
 
-#include "iteragpu/phase_measurer.hpp"
+#include "iteragpu/phase_row.hpp"
 #include "mechanics/json_input.hpp"
 #include "mechanics/json_output.hpp"
 
 namespace iteragpu {
 
-inline constexpr const char* kMeasurementSchema = "iteragpu.measurement";
-inline constexpr int kMeasurementSchemaVersion = 1;
-
-// Writes `"configuration": {<device_key>: request.device (null when empty), batch, ..., seed}`.
-inline void write_measure_configuration(JsonWriter& json, const char* device_key,
-                                        const MeasureConfiguration& request, const SyntheticModel& model) {
-  json.key("configuration").begin_object()
-      .key(device_key);
-  json.text_or_null(request.device);
-  json
-      .key("batch").value(model.batch)
-      .key("context").value(model.context)
-      .key("width").value(model.width)
-      .key("hidden").value(model.hidden)
-      .key("dtype").value(model.dtype)
-      .key("warmup").value(request.warmup)
-      .key("repeats").value(request.repeats)
-      .key("seed").value(request.seed)
-      .end_object();
-}
 
 // Writes the four counter members of a phase row: allocated_bytes and reserved_bytes
 // {baseline, end}, peak_allocated_bytes, peak_reserved_bytes.

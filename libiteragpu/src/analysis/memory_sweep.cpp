@@ -10,7 +10,8 @@
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/json_output.hpp"
 #include "mechanics/quantity_parser.hpp"
-#include "measurement/measurement_json.hpp"
+#include "protocol/phase_row_json.hpp"
+#include "workload/configuration_json.hpp"
 
 namespace iteragpu {
 namespace {
@@ -276,7 +277,7 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
 
 std::string SweepResult::to_json() const {
   JsonWriter json(kSweepSchema, kSweepSchemaVersion);
-  write_measure_configuration(json, "device", start, SyntheticModel::from(start));
+  write_measure_configuration(json, "device", start);
   json.key("vary").value(vary)
       .key("budget").begin_object()
       .key("given").value(budget)

@@ -1,4 +1,4 @@
-#include "measurement/phase_table_text.hpp"
+#include "protocol/phase_table_text.hpp"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "measurement/phase_protocol.hpp"
+#include "protocol/phase_protocol.hpp"
 
 #include <chrono>
 #include <string>

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "iteragpu/error.hpp"
-#include "iteragpu/measure_request.hpp"
+#include "iteragpu/measure_configuration.hpp"
 #include "iteragpu/measurement_runner.hpp"
 #include "iteragpu/phase_measurer.hpp"
 

@@ -1,7 +1,7 @@
 // A measurement worker: one process, one measurement, so that its allocator counters are its
 // own on its own GPU (SPEC §3) and a Jupyter kernel's earlier work never pollutes them.
 
-#include "measurement/measure_worker.hpp"
+#include "runner/measure_worker.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include "iteragpu/error.hpp"
 #include "iteragpu/measurement_runner.hpp"
 #include "iteragpu/phase_measurer.hpp"
-#include "measurement/worker_protocol.hpp"
+#include "runner/worker_protocol.hpp"
 
 namespace iteragpu {
 namespace {

@@ -1,0 +1,23 @@
+#pragma once
+// One row of a measurement's phase table: a phase of the protocol (SPEC §3), its times and
+// the caching-allocator counters before and after it. Measured rows, predicted rows and rows
+// streamed by a worker all have this shape.
+
+#include <optional>
+#include <string>
+
+#include "iteragpu/backend.hpp"
+
+namespace iteragpu {
+
+struct PhaseRow {
+  std::string phase;      // model_load | inputs | cold_forward | warmup | warm_forward
+  int repeat = 0;         // 1-based for warm_forward, 0 otherwise
+  int forwards = 0;       // forward passes inside the phase
+  double host_seconds = 0;  // host wall clock, overhead and synchronization included
+  std::optional<double> gpu_event_seconds;  // between GPU events around the phase's work
+  AllocatorCounters baseline;  // allocated/reserved before (peaks unused)
+  AllocatorCounters end;       // allocated/reserved after, and the peaks during the phase
+};
+
+}  // namespace iteragpu
