@@ -43,8 +43,8 @@ int run_measure(const std::vector<std::string>& args) {
     print_help("measure", kSummary, options);
     return 0;
   }
-  const MeasureRequest request = measure_request_from(parsed.values, /*output_required=*/true);
-  const bool several = names_several_devices(request.device);
+  const MeasureConfiguration configuration = measure_configuration_from(parsed.values, /*output_required=*/true);
+  const bool several = names_several_devices(configuration.device);
 
   const bool json = parsed.format == OutputFormat::kJson;
 
@@ -73,12 +73,12 @@ int run_measure(const std::vector<std::string>& args) {
                   << "]" << std::endl;
       }
     };
-    if (!several) progress.show("iteragpu measure: starting a measurement worker for " + request.device + "...");
+    if (!several) progress.show("iteragpu measure: starting a measurement worker for " + configuration.device + "...");
     const MeasurementRunner runner(options);
     if (several) {
-      summary = runner.measure_devices(request);
+      summary = runner.measure_devices(configuration);
     } else {
-      measurement = runner.measure(request);
+      measurement = runner.measure(configuration);
     }
   }  // the progress line is cleared before the report (or the error) is printed
 
@@ -87,14 +87,14 @@ int run_measure(const std::vector<std::string>& args) {
       if (!outcome.ok())
         std::cerr << "iteragpu measure: " << outcome.device << " failed (exit " << outcome.exit_code
                   << "): " << outcome.error << std::endl;
-    const std::string written = "Summary written to " + request.output;
+    const std::string written = "Summary written to " + configuration.output;
     print_report_after_commit(json ? summary.to_json() : summary.to_text() + "\n" + written + "\n", written);
     if (json) std::cerr << "iteragpu measure: " << written << std::endl;  // stdout holds only the JSON
     return summary.exit_code();
   }
-  const std::string written = "Result written to " + request.output;
+  const std::string written = "Result written to " + configuration.output;
   print_report_after_commit(json ? measurement.to_json() : measurement.to_text() + "\n" + written + "\n",
-                            "the result was written to " + request.output);
+                            "the result was written to " + configuration.output);
   // stdout holds only the JSON document; say where the file went on stderr.
   if (json) std::cerr << "iteragpu measure: " << written << std::endl;
   return 0;

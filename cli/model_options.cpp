@@ -6,7 +6,7 @@ namespace iteragpu::cli {
 namespace {
 
 // An option as written, or `fallback` when absent: the core parses every value
-// (MeasureConfiguration::parse), the same way for the CLI, Python and the worker.
+// (MeasureConfiguration::parse), the same way for the CLI and Python.
 std::string text_option(const po::variables_map& values, const char* name, const std::string& fallback) {
   return values.count(name) ? option_text(values, name) : fallback;
 }
@@ -33,7 +33,7 @@ void add_backend_option(po::options_description& options) {
        "libiteragpu_torch_backend.so beside the executable, else ../lib/iteragpu/)");
 }
 
-MeasureRequest measure_request_from(const po::variables_map& values, bool output_required) {
+MeasureConfiguration measure_configuration_from(const po::variables_map& values, bool output_required) {
   MeasureRequest request;
   request.device = option_text(values, "device");  // measure defaults to cuda:0; predict to none
   request.batch = text_option(values, "batch", request.batch);
@@ -51,7 +51,7 @@ MeasureRequest measure_request_from(const po::variables_map& values, bool output
   if (output_required && request.output.empty())
     throw UsageError("output", values.count("output") ? "empty path; expected the name of a new JSON file"
                                                       : "required: the name of a new JSON file for the result");
-  return request;
+  return MeasureConfiguration::parse(request);
 }
 
 }  // namespace iteragpu::cli

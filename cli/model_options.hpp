@@ -1,6 +1,6 @@
 #pragma once
-// The model options `measure` and `predict` share, and the one place where they become a
-// MeasureRequest.
+// The model options `measure`, `predict` and `sweep` share, and the one place where they
+// become a MeasureConfiguration.
 
 #include "command_support.hpp"
 #include "iteragpu/measure_configuration.hpp"
@@ -12,8 +12,9 @@ void add_model_options(po::options_description& options);
 // --backend.
 void add_backend_option(po::options_description& options);
 
-// Absent options keep MeasureRequest's defaults; values stay text as written (the core
-// parses them and names the option). --output is required where `output_required`.
-MeasureRequest measure_request_from(const po::variables_map& values, bool output_required);
+// Absent options keep MeasureRequest's defaults; the text as written is parsed by
+// MeasureConfiguration::parse (UsageError naming the option). --output is required where
+// `output_required`.
+MeasureConfiguration measure_configuration_from(const po::variables_map& values, bool output_required);
 
 }  // namespace iteragpu::cli

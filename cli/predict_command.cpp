@@ -37,13 +37,11 @@ int run_predict(const std::vector<std::string>& args) {
     print_help("predict", kSummary, options);
     return 0;
   }
-  const MeasureRequest request = measure_request_from(parsed.values, /*output_required=*/false);
   // Every model option is checked before a backend is loaded.
-  const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
+  const MeasureConfiguration configuration = measure_configuration_from(parsed.values, /*output_required=*/false);
   const PredictionTarget target = PredictionTarget::resolve(
-      request.device, option_text(parsed.values, "compute-capability"), request.backend_path);
-  const MemoryPrediction prediction =
-      MemoryPredictor::predict(configuration, SyntheticModel::from(configuration), target);
+      configuration.device, option_text(parsed.values, "compute-capability"), configuration.backend_path);
+  const MemoryPrediction prediction = MemoryPredictor::predict(configuration, target);
   print_report(parsed.format == OutputFormat::kJson ? prediction.to_json() : prediction.to_text());
   return 0;
 }

@@ -41,7 +41,7 @@ int run_sweep(const std::vector<std::string>& args) {
     return 0;
   }
   SweepRequest request;
-  request.start = measure_request_from(parsed.values, /*output_required=*/false);
+  request.start = measure_configuration_from(parsed.values, /*output_required=*/false);
   request.start.output.clear();
   request.vary = option_text(parsed.values, "vary");
   request.budget = option_text(parsed.values, "budget");

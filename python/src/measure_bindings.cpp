@@ -388,10 +388,10 @@ void register_sweep(py::module_& m) {
       [](const MeasureRequest& start, py::handle vary, py::handle budget, py::handle output,
          py::object progress, py::object on_point) {
         SweepRequest request;
-        request.start = start;
         request.vary = text_keyword(vary, "vary");
         request.budget = numeric_keyword_text(budget, "budget");
         request.output = path_keyword_text(output, "output");
+        request.start = MeasureConfiguration::parse(start);
         PythonCallbacks callbacks(std::move(progress), std::move(on_point));
         const MemorySweep sweep(MeasurementRunner(callbacks.runner_options()),
                                 [&callbacks](const SweepPoint& point, int measurements) {
@@ -420,9 +420,10 @@ void register_measure(py::module_& m) {
         RunnerOptions options = callbacks.runner_options();
         options.worker_path = path_keyword_text(worker_path, "worker_path");
         const MeasurementRunner runner(options);
-        if (names_several_devices(request.device))
-          return py::cast(callbacks.run([&] { return runner.measure_devices(request); }));
-        return py::cast(callbacks.run([&] { return runner.measure(request); }));
+        const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
+        if (names_several_devices(configuration.device))
+          return py::cast(callbacks.run([&] { return runner.measure_devices(configuration); }));
+        return py::cast(callbacks.run([&] { return runner.measure(configuration); }));
       },
       py::arg("request"), py::arg("progress") = py::none(), py::arg("worker_path") = py::none(), R"pbdoc(
         Measures in fresh worker processes (the core's MeasurementRunner): one GPU gives a
@@ -440,9 +441,10 @@ void register_measure(py::module_& m) {
           "measure",
           [](const PhaseMeasurer& measurer, const MeasureRequest& request, py::object progress) {
             PythonCallbacks callbacks(std::move(progress));
+            const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
             return callbacks.run([&] {
-              return request.output.empty() ? measurer.run(request, callbacks.in_process_progress())
-                                            : measurer.measure(request, callbacks.in_process_progress());
+              return configuration.output.empty() ? measurer.run(configuration, callbacks.in_process_progress())
+                                                  : measurer.measure(configuration, callbacks.in_process_progress());
             });
           },
           py::arg("request"), py::arg("progress") = py::none(), R"pbdoc(

@@ -94,9 +94,11 @@ void register_prediction(py::module_& m) {
       .def(py::pickle(
           [](const MemoryPrediction& p) {
             // The configuration as the text it parses from; the model follows from it.
-            const MeasureRequest c = p.configuration.to_request();
-            return py::make_tuple(py::make_tuple(c.device, c.batch, c.context, c.width, c.hidden, c.dtype,
-                                                 c.warmup, c.repeats, c.seed),
+            const MeasureConfiguration& c = p.configuration;
+            return py::make_tuple(py::make_tuple(c.device, std::to_string(c.batch), std::to_string(c.context),
+                                                 std::to_string(c.width), std::to_string(c.hidden), c.dtype,
+                                                 std::to_string(c.warmup), std::to_string(c.repeats),
+                                                 std::to_string(c.seed)),
                                   p.target, p.cublaslt_used, p.phases, p.caveats);
           },
           [](const py::tuple& t) {
@@ -121,7 +123,7 @@ void register_prediction(py::module_& m) {
       [](const MeasureRequest& request, py::handle compute_capability) {
         const PredictionTarget target = PredictionTarget::resolve(
             request.device, text_keyword(compute_capability, "compute_capability"), request.backend_path);
-        return MemoryPredictor::predict(request, target);
+        return MemoryPredictor::predict(MeasureConfiguration::parse(request), target);
       },
       py::arg("request"), py::arg("compute_capability") = py::str(""),
       "MemoryPredictor::predict for request.device (the backend reports the GPU) or a "

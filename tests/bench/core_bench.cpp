@@ -80,7 +80,7 @@ void BM_PredictSeedLargeCommand(benchmark::State& state) {
   request.warmup = "3";
   request.repeats = "5";
   const auto target = iteragpu::PredictionTarget::from_table(9, 0);
-  for (auto _ : state) benchmark::DoNotOptimize(iteragpu::MemoryPredictor::predict(request, target));
+  for (auto _ : state) benchmark::DoNotOptimize(iteragpu::MemoryPredictor::predict(iteragpu::MeasureConfiguration::parse(request), target));
 }
 BENCHMARK(BM_PredictSeedLargeCommand);
 
@@ -89,7 +89,7 @@ void BM_PredictThousandRepeats(benchmark::State& state) {
   iteragpu::MeasureRequest request;
   request.repeats = "1000";
   const auto target = iteragpu::PredictionTarget::from_table(9, 0);
-  for (auto _ : state) benchmark::DoNotOptimize(iteragpu::MemoryPredictor::predict(request, target));
+  for (auto _ : state) benchmark::DoNotOptimize(iteragpu::MemoryPredictor::predict(iteragpu::MeasureConfiguration::parse(request), target));
 }
 BENCHMARK(BM_PredictThousandRepeats);
 

@@ -24,7 +24,7 @@ class CompareCli : public ::testing::Test {
       MeasureRequest request;
       request.dtype = dtype;
       request.output = dir_.file(std::string(dtype) + ".json");
-      PhaseMeasurer(std::make_shared<FakeBackend>()).measure(request);
+      PhaseMeasurer(std::make_shared<FakeBackend>()).measure(MeasureConfiguration::parse(request));
     }
   }
   std::string f32() const { return dir_.file("float32.json"); }

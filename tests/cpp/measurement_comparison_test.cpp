@@ -27,7 +27,7 @@ Measurement measured(const std::string& dtype, int warmup = 1, const std::string
   request.dtype = dtype;
   request.warmup = std::to_string(warmup);
   request.repeats = "3";
-  return PhaseMeasurer(std::make_shared<FakeBackend>(script)).run(request);
+  return PhaseMeasurer(std::make_shared<FakeBackend>(script)).run(MeasureConfiguration::parse(request));
 }
 
 const ComparisonRow& row(const MeasurementComparison& c, const std::string& section, const std::string& name) {

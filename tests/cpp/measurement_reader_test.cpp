@@ -18,7 +18,7 @@ namespace iteragpu::testing {
 namespace {
 
 Measurement measured(FakeBackend::Script script = {}, MeasureRequest request = {}) {
-  return PhaseMeasurer(std::make_shared<FakeBackend>(std::move(script))).run(request);
+  return PhaseMeasurer(std::make_shared<FakeBackend>(std::move(script))).run(MeasureConfiguration::parse(request));
 }
 
 void expect_round_trip(const Measurement& m) {
@@ -84,7 +84,7 @@ TEST(MeasurementReader, ReadsAFileThroughTheInputMechanism) {
   TempDir dir;
   MeasureRequest request;
   request.output = dir.file("m.json");
-  const Measurement m = PhaseMeasurer(std::make_shared<FakeBackend>()).measure(request);
+  const Measurement m = PhaseMeasurer(std::make_shared<FakeBackend>()).measure(MeasureConfiguration::parse(request));
   EXPECT_EQ(Measurement::read(request.output).to_json(), read_file(request.output));
   // A directory or a missing path is refused by the input mechanism, naming the path.
   EXPECT_EQ(message_of<DataFileError>([&] { Measurement::read(dir.path()); }).rfind(dir.path() + ": ", 0), 0u);

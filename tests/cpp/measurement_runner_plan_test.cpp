@@ -140,7 +140,7 @@ Measurement measured_on(const std::string& device, int gpus, int repeats, const 
   request.device = device;
   request.repeats = std::to_string(repeats);
   request.output = output;
-  return PhaseMeasurer(fake_with_gpus(gpus)).measure(request);
+  return PhaseMeasurer(fake_with_gpus(gpus)).measure(MeasureConfiguration::parse(request));
 }
 
 TEST(DeviceResultFigures, AreThoseOfTheFile) {

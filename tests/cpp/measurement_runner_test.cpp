@@ -39,7 +39,7 @@ TEST(MeasurementRunner, OneGpuInAWorkerGivesTheMeasurementItPublished) {
   options.progress = [&](const std::string& device, const PhaseRow& row, int done, int total) {
     rows.push_back(device + " " + row.phase + " " + std::to_string(done) + "/" + std::to_string(total));
   };
-  const Measurement m = MeasurementRunner(options).measure(fake_request("cuda:0", dir.file("m.json")));
+  const Measurement m = MeasurementRunner(options).measure(MeasureConfiguration::parse(fake_request("cuda:0", dir.file("m.json"))));
   ASSERT_EQ(m.phases.size(), 6u);
   EXPECT_EQ(m.environment.selected_device, "cuda:0");
   EXPECT_EQ(read_file(dir.file("m.json")), m.to_json());  // the worker's file, byte for byte
@@ -50,7 +50,7 @@ TEST(MeasurementRunner, OneGpuInAWorkerGivesTheMeasurementItPublished) {
 
 TEST(MeasurementRunner, WithoutAnOutputNothingIsWritten) {
   TempDir dir;
-  const Measurement m = MeasurementRunner().measure(fake_request("cuda:0"));
+  const Measurement m = MeasurementRunner().measure(MeasureConfiguration::parse(fake_request("cuda:0")));
   EXPECT_EQ(m.phases.size(), 6u);
   EXPECT_TRUE(list_directory(dir.path()).empty());
 }
@@ -58,7 +58,7 @@ TEST(MeasurementRunner, WithoutAnOutputNothingIsWritten) {
 TEST(MeasurementRunner, SeveralGpusOneWorkerEachAndOneFailingDoesNotStopTheOthers) {
   TempDir dir;
   FakeScript script("gpus=3;fail_device=1:forward:2:oom");
-  const MeasurementSummary summary = MeasurementRunner().measure_devices(fake_request("all", dir.file("m.json")));
+  const MeasurementSummary summary = MeasurementRunner().measure_devices(MeasureConfiguration::parse(fake_request("all", dir.file("m.json"))));
   ASSERT_EQ(summary.devices.size(), 3u);
   EXPECT_TRUE(summary.devices[0].ok());
   EXPECT_FALSE(summary.devices[1].ok());
@@ -75,17 +75,17 @@ TEST(MeasurementRunner, SeveralGpusOneWorkerEachAndOneFailingDoesNotStopTheOther
 
 TEST(MeasurementRunner, TheWorkersErrorsComeBackAsTheSameClasses) {
   FakeScript script("gpus=1;fail=forward:1:oom");
-  EXPECT_NE(message_of<OutOfMemory>([&] { MeasurementRunner().measure(fake_request("cuda:0")); })
+  EXPECT_NE(message_of<OutOfMemory>([&] { MeasurementRunner().measure(MeasureConfiguration::parse(fake_request("cuda:0"))); })
                 .find("injected oom in forward"),
             std::string::npos);
-  EXPECT_NE(message_of<DeviceUnavailable>([&] { MeasurementRunner().measure(fake_request("cuda:3")); })
+  EXPECT_NE(message_of<DeviceUnavailable>([&] { MeasurementRunner().measure(MeasureConfiguration::parse(fake_request("cuda:3"))); })
                 .find("cuda:3"),
             std::string::npos);
   // Refused before a worker starts.
   MeasureRequest bad = fake_request("cuda:0");
   bad.hidden = "0";
   try {
-    MeasurementRunner().measure(bad);
+    MeasurementRunner().measure(MeasureConfiguration::parse(bad));
     ADD_FAILURE() << "accepted hidden 0";
   } catch (const UsageError& error) {
     EXPECT_EQ(error.field(), "hidden");
@@ -99,12 +99,12 @@ TEST(MeasurementRunner, CancellingStopsTheWorkersBetweenPhasesWritingNothing) {
   RunnerOptions options;
   options.progress = [&](const std::string&, const PhaseRow&, int, int) { ++rows; };
   options.cancel = [&] { return rows > 0; };
-  EXPECT_THROW(MeasurementRunner(options).measure(fake_request("cuda:0", dir.file("m.json"))), Interrupted);
+  EXPECT_THROW(MeasurementRunner(options).measure(MeasureConfiguration::parse(fake_request("cuda:0", dir.file("m.json")))), Interrupted);
   EXPECT_TRUE(list_directory(dir.path()).empty());
 
   rows = 0;
   const MeasurementSummary summary =
-      MeasurementRunner(options).measure_devices(fake_request("all", dir.file("s.json")));
+      MeasurementRunner(options).measure_devices(MeasureConfiguration::parse(fake_request("all", dir.file("s.json"))));
   EXPECT_TRUE(summary.interrupted);
   EXPECT_EQ(summary.exit_code(), 130);
   for (const DeviceOutcome& outcome : summary.devices) EXPECT_FALSE(outcome.ok());
@@ -118,7 +118,7 @@ TEST(MeasurementRunner, AProgressCallbackThatThrowsStopsTheWorkAndIsRethrown) {
     if (row.phase == "warm_forward") throw std::runtime_error("display failed");
   };
   try {
-    MeasurementRunner(options).measure(fake_request("cuda:0", dir.file("m.json")));
+    MeasurementRunner(options).measure(MeasureConfiguration::parse(fake_request("cuda:0", dir.file("m.json"))));
     ADD_FAILURE() << "no exception";
   } catch (const std::runtime_error& error) {
     EXPECT_STREQ(error.what(), "display failed");
@@ -129,17 +129,17 @@ TEST(MeasurementRunner, AProgressCallbackThatThrowsStopsTheWorkAndIsRethrown) {
 TEST(MeasurementRunner, AWorkerThatCannotStartOrSaysNothingIsAnError) {
   RunnerOptions missing;
   missing.worker_path = "/nonexistent/iteragpu-measure-worker";
-  EXPECT_NE(message_of<Error>([&] { MeasurementRunner(missing).measure(fake_request("cuda:0")); })
+  EXPECT_NE(message_of<Error>([&] { MeasurementRunner(missing).measure(MeasureConfiguration::parse(fake_request("cuda:0"))); })
                 .find("cannot start the measurement worker /nonexistent/iteragpu-measure-worker"),
             std::string::npos);
   RunnerOptions silent;
   silent.worker_path = "/bin/true";
-  EXPECT_NE(message_of<Error>([&] { MeasurementRunner(silent).measure(fake_request("cuda:0")); })
+  EXPECT_NE(message_of<Error>([&] { MeasurementRunner(silent).measure(MeasureConfiguration::parse(fake_request("cuda:0"))); })
                 .find("the measurement worker for cuda:0 exited with code 0 without a result"),
             std::string::npos);
   RunnerOptions chatter;
   chatter.worker_path = "/bin/echo";  // prints a line that is not a record
-  EXPECT_NE(message_of<Error>([&] { MeasurementRunner(chatter).measure(fake_request("cuda:0")); })
+  EXPECT_NE(message_of<Error>([&] { MeasurementRunner(chatter).measure(MeasureConfiguration::parse(fake_request("cuda:0"))); })
                 .find("without a result"),
             std::string::npos);
 }

@@ -72,7 +72,7 @@ TEST(MemoryPredictor, PredictsTheSeedLargeCommandOnHopperAsPyTorchRecordedIt) {
   // PyTorch 2.11 from Python on the H200 (issue #10): 33,574,912 parameter bytes, then from
   // the cold forward on 70,275,072 allocated at the end of each forward (outputs alive), the
   // 32 MiB cuBLAS and 1 MiB cuBLASLt workspaces included.
-  const MemoryPrediction p = MemoryPredictor::predict(seed_large(), PredictionTarget::from_table(9, 0));
+  const MemoryPrediction p = MemoryPredictor::predict(MeasureConfiguration::parse(seed_large()), PredictionTarget::from_table(9, 0));
   const std::vector<Expected> warm = {
       {"warm_forward", 69226496, 70275072, 77615104, 92274688, 92274688, 92274688}};
   std::vector<Expected> expected = {
@@ -89,7 +89,7 @@ TEST(MemoryPredictor, PredictsTheSeedLargeCommandOnHopperAsPyTorchRecordedIt) {
 
 TEST(MemoryPredictor, PredictsTheSeedSmallCommandInTheSmallPool) {
   MeasureRequest request;  // batch 1, context 16, width 64, warmup 1, repeats 2
-  const MemoryPrediction p = MemoryPredictor::predict(request, PredictionTarget::from_table(9, 0));
+  const MemoryPrediction p = MemoryPredictor::predict(MeasureConfiguration::parse(request), PredictionTarget::from_table(9, 0));
   // 132,608 parameter bytes in one 2 MiB small segment; the 32 MiB cuBLAS workspace gets its
   // own segment; the 1 MiB cuBLASLt workspace fits in the first small segment.
   expect_rows(p, {{"model_load", 0, 132608, 132608, 0, 2 * MiB, 2 * MiB},
@@ -104,7 +104,7 @@ TEST(MemoryPredictor, UsesTheSmallerCublasWorkspaceOutsideComputeCapability90) {
   const PredictionTarget ampere = PredictionTarget::from_table(8, 0);
   EXPECT_EQ(ampere.cublas_workspace_bytes, 4096u * 1024 * 2 + 16 * 1024 * 8);  // 8 MiB + 128 KiB
   MeasureRequest request;
-  const MemoryPrediction p = MemoryPredictor::predict(request, ampere);
+  const MemoryPrediction p = MemoryPredictor::predict(MeasureConfiguration::parse(request), ampere);
   // 8 MiB + 128 KiB is a mid-sized request: a 20 MiB segment, split.
   EXPECT_EQ(p.phases[2].end.reserved_bytes, 2 * MiB + 20 * MiB);
   EXPECT_EQ(p.phases[2].end.allocated_bytes, 136704 + 4096 + ampere.cublas_workspace_bytes + 1 * MiB);
@@ -114,7 +114,7 @@ TEST(MemoryPredictor, NoCublasLtWorkspaceWhenAWeightDimensionIsOne) {
   MeasureRequest request;
   request.width = "1";
   request.hidden = "8";
-  const MemoryPrediction p = MemoryPredictor::predict(request, PredictionTarget::from_table(9, 0));
+  const MemoryPrediction p = MemoryPredictor::predict(MeasureConfiguration::parse(request), PredictionTarget::from_table(9, 0));
   EXPECT_FALSE(p.cublaslt_used);
   // Parameters 8+8+8+1 floats: four 512-byte blocks; input 16 floats; output 16 floats.
   EXPECT_EQ(p.phases[2].end.allocated_bytes, 4 * 512 + 512 + 32 * MiB + 512);
@@ -122,14 +122,14 @@ TEST(MemoryPredictor, NoCublasLtWorkspaceWhenAWeightDimensionIsOne) {
 
 TEST(MemoryPredictor, FollowsDisableAddmmCudaLt) {
   ScopedEnvironment disable("DISABLE_ADDMM_CUDA_LT", "1");
-  const MemoryPrediction p = MemoryPredictor::predict(seed_large(), PredictionTarget::from_table(9, 0));
+  const MemoryPrediction p = MemoryPredictor::predict(MeasureConfiguration::parse(seed_large()), PredictionTarget::from_table(9, 0));
   EXPECT_FALSE(p.cublaslt_used);
   EXPECT_EQ(p.phases[2].end.allocated_bytes, 70275072 - 1 * MiB);
 }
 
 TEST(MemoryPredictor, SaysWhenTheAllocatorSettingsAreNotTheDefaults) {
   ScopedEnvironment settings("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True");
-  const MemoryPrediction p = MemoryPredictor::predict(seed_large(), PredictionTarget::from_table(9, 0));
+  const MemoryPrediction p = MemoryPredictor::predict(MeasureConfiguration::parse(seed_large()), PredictionTarget::from_table(9, 0));
   ASSERT_EQ(p.caveats.size(), 1u);
   EXPECT_NE(p.caveats[0].find("PYTORCH_CUDA_ALLOC_CONF"), std::string::npos);
   EXPECT_NE(p.to_text().find("Caveat: PYTORCH_CUDA_ALLOC_CONF"), std::string::npos);
@@ -138,7 +138,7 @@ TEST(MemoryPredictor, SaysWhenTheAllocatorSettingsAreNotTheDefaults) {
 TEST(MemoryPredictor, ValidatesTheRequestAndTheComputeCapability) {
   MeasureRequest request;
   request.batch = "0";
-  EXPECT_NE(message_of<UsageError>([&] { MemoryPredictor::predict(request, PredictionTarget::from_table(9, 0)); })
+  EXPECT_NE(message_of<UsageError>([&] { MemoryPredictor::predict(MeasureConfiguration::parse(request), PredictionTarget::from_table(9, 0)); })
                 .find("batch"),
             std::string::npos);
   EXPECT_NE(message_of<UsageError>([] { PredictionTarget::from_table(0, 0); }).find("compute capability"),
@@ -148,7 +148,7 @@ TEST(MemoryPredictor, ValidatesTheRequestAndTheComputeCapability) {
 TEST(MemoryPredictor, JsonFollowsItsSchema) {
   MeasureRequest request = seed_large();
   request.device = "";
-  const std::string json = MemoryPredictor::predict(request, PredictionTarget::from_table(9, 0)).to_json();
+  const std::string json = MemoryPredictor::predict(MeasureConfiguration::parse(request), PredictionTarget::from_table(9, 0)).to_json();
   EXPECT_EQ(schema_violation(json, "prediction.schema.json"), "") << json;
   EXPECT_NE(json.find("\"device\": null"), std::string::npos);
   std::string broken = json;
@@ -181,7 +181,7 @@ TEST(MemoryPredictor, EveryMeasuredRowCarriesItsPredictionAndTheDifference) {
   MeasureRequest request;
   request.warmup = "0";
   request.repeats = "3";
-  const Measurement m = PhaseMeasurer(std::make_shared<FakeBackend>()).run(request);
+  const Measurement m = PhaseMeasurer(std::make_shared<FakeBackend>()).run(MeasureConfiguration::parse(request));
   ASSERT_TRUE(m.prediction.has_value());
   ASSERT_EQ(m.prediction->phases.size(), m.phases.size());
   for (std::size_t i = 0; i < m.phases.size(); ++i) {

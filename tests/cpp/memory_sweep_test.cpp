@@ -141,9 +141,11 @@ class FakeGpuMemory {
 
 SweepRequest batch_sweep(const std::string& budget, const std::string& output = "") {
   SweepRequest request;
-  request.start.device = "cuda:0";
-  request.start.width = "1024";
-  request.start.backend_path = kFakePlugin;
+  MeasureRequest start;
+  start.device = "cuda:0";
+  start.width = "1024";
+  start.backend_path = kFakePlugin;
+  request.start = MeasureConfiguration::parse(start);
   request.vary = "batch";
   request.budget = budget;
   request.output = output;
@@ -154,10 +156,10 @@ SweepRequest batch_sweep(const std::string& budget, const std::string& output = 
 std::uint64_t fake_peak(std::int64_t batch) {
   FakeBackend::Script script;
   script.memory_bytes = kFakeGpuBytes;
-  MeasureRequest request = batch_sweep("50%").start;
-  request.batch = std::to_string(batch);
+  MeasureConfiguration configuration = batch_sweep("50%").start;
+  configuration.batch = batch;
   std::uint64_t peak = 0;
-  for (const PhaseRow& row : PhaseMeasurer(std::make_shared<FakeBackend>(script)).run(request).phases)
+  for (const PhaseRow& row : PhaseMeasurer(std::make_shared<FakeBackend>(script)).run(configuration).phases)
     peak = std::max(peak, row.end.peak_reserved_bytes);
   return peak;
 }
@@ -209,7 +211,7 @@ TEST(MemorySweep, BadRequestsAreRefusedBeforeAWorkerStarts) {
       {[](SweepRequest& r) { r.budget = "-5"; }, "budget"},
       {[](SweepRequest& r) { r.budget = "lots"; }, "budget"},
       {[](SweepRequest& r) { r.start.device = "all"; }, "device"},
-      {[](SweepRequest& r) { r.start.batch = "0"; }, "batch"},
+      {[](SweepRequest& r) { r.start.batch = 0; }, "batch"},
   };
   for (const auto& [change, field] : cases) {
     SweepRequest request = batch_sweep("50%");

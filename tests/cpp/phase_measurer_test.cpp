@@ -125,10 +125,30 @@ TEST(MeasureConfiguration, ParsesTextOnceAndResolvesHidden) {
   const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
   EXPECT_EQ(configuration.width, 128);
   EXPECT_EQ(configuration.hidden, 512);  // left out: 4 × width
-  const MeasureRequest back = configuration.to_request();
-  EXPECT_EQ(back.width, "128");
-  EXPECT_EQ(back.hidden, "512");
-  EXPECT_EQ(MeasureConfiguration::parse(back).hidden, 512);
+  EXPECT_TRUE(configuration.hidden_is_default);
+  // Checking a checked configuration changes nothing; a hidden size given stays given.
+  const MeasureConfiguration again = configuration.checked();
+  EXPECT_EQ(again.hidden, 512);
+  EXPECT_TRUE(again.hidden_is_default);
+  request.hidden = "512";
+  EXPECT_FALSE(MeasureConfiguration::parse(request).hidden_is_default);
+}
+
+TEST(MeasureConfiguration, CheckedRefusesWhatParseRefuses) {
+  MeasureConfiguration configuration = MeasureConfiguration::parse(seed_example());
+  const auto refused_field = [](const MeasureConfiguration& c) {
+    try {
+      c.checked();
+    } catch (const UsageError& error) {
+      return error.field();
+    }
+    return std::string("(accepted)");
+  };
+  configuration.batch = 0;
+  EXPECT_EQ(refused_field(configuration), "batch");
+  configuration.batch = 1;
+  configuration.dtype = "int8";
+  EXPECT_EQ(refused_field(configuration), "dtype");
 }
 
 TEST(SyntheticModel, HugeProductsAreRefusedNotOverflowed) {
@@ -143,7 +163,7 @@ TEST(SyntheticModel, HugeProductsAreRefusedNotOverflowed) {
 
 TEST(PhaseMeasurer, SixRowsForWarmupOneRepeatsTwo) {
   auto backend = fake();
-  const Measurement m = PhaseMeasurer(backend).run(seed_example());
+  const Measurement m = PhaseMeasurer(backend).run(MeasureConfiguration::parse(seed_example()));
   ASSERT_EQ(m.phases.size(), 6u);
   const std::vector<std::tuple<std::string, int, int>> expected = {
       {"model_load", 0, 0}, {"inputs", 0, 0},       {"cold_forward", 0, 1},
@@ -158,7 +178,7 @@ TEST(PhaseMeasurer, SixRowsForWarmupOneRepeatsTwo) {
 
 TEST(PhaseMeasurer, ExactCallOrder) {
   auto backend = fake();
-  PhaseMeasurer(backend).run(seed_example());
+  PhaseMeasurer(backend).run(MeasureConfiguration::parse(seed_example()));
   const Calls expected = concatenated({
       {"describe", "open"},
       phase_calls({"load_model"}),
@@ -177,7 +197,7 @@ TEST(PhaseMeasurer, WarmupForwardsShareOneRowAndReleaseBetween) {
   MeasureRequest request = seed_example();
   request.warmup = "3";
   request.repeats = "1";
-  const Measurement m = PhaseMeasurer(backend).run(request);
+  const Measurement m = PhaseMeasurer(backend).run(MeasureConfiguration::parse(request));
   ASSERT_EQ(m.phases.size(), 5u);
   EXPECT_EQ(m.phases[3].phase, "warmup");
   EXPECT_EQ(m.phases[3].forwards, 3);
@@ -198,7 +218,7 @@ TEST(PhaseMeasurer, NoWarmupMeansNoWarmupRow) {
   auto backend = fake();
   MeasureRequest request = seed_example();
   request.warmup = "0";
-  const Measurement m = PhaseMeasurer(backend).run(request);
+  const Measurement m = PhaseMeasurer(backend).run(MeasureConfiguration::parse(request));
   ASSERT_EQ(m.phases.size(), 5u);
   EXPECT_EQ(m.phases[2].phase, "cold_forward");
   EXPECT_EQ(m.phases[3].phase, "warm_forward");
@@ -208,7 +228,7 @@ TEST(PhaseMeasurer, NoWarmupMeansNoWarmupRow) {
 
 TEST(PhaseMeasurer, CountersFollowTheWorkAndOutputsAreAliveAtPhaseEnd) {
   auto backend = fake();
-  const Measurement m = PhaseMeasurer(backend).run(seed_example());
+  const Measurement m = PhaseMeasurer(backend).run(MeasureConfiguration::parse(seed_example()));
   const auto& spec = backend->spec();
   const std::uint64_t model_bytes = backend->tensor_bytes(spec.hidden * spec.width) * 2 +
                                     backend->tensor_bytes(spec.hidden) + backend->tensor_bytes(spec.width);
@@ -255,7 +275,7 @@ TEST(PhaseMeasurer, HostTimeCoversTheWorkAndTheFinalSynchronizeOnly) {
     if (call == "synchronize" && synchronizations == 12) std::this_thread::sleep_for(60ms);
     if (call == "forward" && synchronizations == 7) std::this_thread::sleep_for(60ms);
   };
-  const Measurement m = PhaseMeasurer(fake(script)).run(seed_example());
+  const Measurement m = PhaseMeasurer(fake(script)).run(MeasureConfiguration::parse(seed_example()));
   EXPECT_LT(m.phases[2].host_seconds, 0.3);   // the opening synchronize is not timed
   EXPECT_GE(m.phases[3].host_seconds, 0.06);  // warmup: the work is timed
   EXPECT_GE(m.phases[5].host_seconds, 0.06);  // warm_forward 2: its final synchronize is timed
@@ -264,14 +284,14 @@ TEST(PhaseMeasurer, HostTimeCoversTheWorkAndTheFinalSynchronizeOnly) {
 TEST(PhaseMeasurer, NoGpuTimerMeansNoGpuEventFigure) {
   FakeBackend::Script script;
   script.has_gpu_timer = false;
-  const Measurement m = PhaseMeasurer(fake(script)).run(seed_example());
+  const Measurement m = PhaseMeasurer(fake(script)).run(MeasureConfiguration::parse(seed_example()));
   for (const auto& row : m.phases) EXPECT_FALSE(row.gpu_event_seconds.has_value());
   EXPECT_EQ(schema_violation(m.to_json(), "measurement.schema.json"), "");
 }
 
 TEST(PhaseMeasurer, ProgressIsReportedAfterEachRow) {
   std::vector<std::pair<std::string, int>> seen;
-  PhaseMeasurer(fake()).run(seed_example(), [&](const PhaseRow& row, int done, int total) {
+  PhaseMeasurer(fake()).run(MeasureConfiguration::parse(seed_example()), [&](const PhaseRow& row, int done, int total) {
     EXPECT_EQ(total, 6);
     seen.emplace_back(row.phase, done);
   });
@@ -303,7 +323,7 @@ TEST_P(OutOfMemoryInPhase, NamesPhaseAndConfigurationAndLeavesNoFile) {
   MeasureRequest request = seed_example();
   request.output = dir.file("result.json");
   const std::string message =
-      message_of<OutOfMemory>([&] { PhaseMeasurer(backend).measure(request); });
+      message_of<OutOfMemory>([&] { PhaseMeasurer(backend).measure(MeasureConfiguration::parse(request)); });
   EXPECT_NE(message.find("phase " + c.phase + " "), std::string::npos) << message;
   EXPECT_NE(message.find("cuda:0, batch 1, context 16, width 64, hidden 256, dtype float32"),
             std::string::npos) << message;
@@ -327,7 +347,7 @@ TEST(PhaseMeasurer, BackendFailureNamesThePhase) {
   FakeBackend::Script script;
   script.failures.push_back({"synchronize", 4, Code::kFailed, "device lost"});  // inputs' end
   const std::string message =
-      message_of<MeasurementFailed>([&] { PhaseMeasurer(fake(script)).run(seed_example()); });
+      message_of<MeasurementFailed>([&] { PhaseMeasurer(fake(script)).run(MeasureConfiguration::parse(seed_example())); });
   EXPECT_NE(message.find("phase inputs"), std::string::npos) << message;
   EXPECT_NE(message.find("device lost"), std::string::npos) << message;
 }
@@ -337,7 +357,7 @@ TEST(PhaseMeasurer, NoGpuIsDeviceUnavailableBeforeOpening) {
   script.gpu_count = 0;
   auto backend = fake(script);
   const std::string message =
-      message_of<DeviceUnavailable>([&] { PhaseMeasurer(backend).run(seed_example()); });
+      message_of<DeviceUnavailable>([&] { PhaseMeasurer(backend).run(MeasureConfiguration::parse(seed_example())); });
   EXPECT_NE(message.find("no GPU available"), std::string::npos) << message;
   EXPECT_EQ(backend->calls, Calls{"describe"});  // nothing opened, no CPU fallback
 }
@@ -348,7 +368,7 @@ TEST(PhaseMeasurer, MissingDeviceIndexIsDeviceUnavailable) {
   MeasureRequest request = seed_example();
   request.device = "cuda:2";
   const std::string message =
-      message_of<DeviceUnavailable>([&] { PhaseMeasurer(fake(script)).run(request); });
+      message_of<DeviceUnavailable>([&] { PhaseMeasurer(fake(script)).run(MeasureConfiguration::parse(request)); });
   EXPECT_NE(message.find("cuda:2 does not exist"), std::string::npos) << message;
   EXPECT_NE(message.find("2 GPUs: cuda:0 to cuda:1"), std::string::npos) << message;
 }
@@ -358,7 +378,7 @@ TEST(PhaseMeasurer, DeviceThatVanishesAtOpenIsDeviceUnavailable) {
   script.failures.push_back({"open", 1, Code::kDeviceUnavailable, "device busy"});
   auto backend = fake(script);
   const std::string message =
-      message_of<DeviceUnavailable>([&] { PhaseMeasurer(backend).run(seed_example()); });
+      message_of<DeviceUnavailable>([&] { PhaseMeasurer(backend).run(MeasureConfiguration::parse(seed_example())); });
   EXPECT_NE(message.find("device busy"), std::string::npos) << message;
   EXPECT_EQ(backend->calls.back(), "close");
 }
@@ -369,7 +389,7 @@ TEST(PhaseMeasurer, UnsupportedDtypeNamesDtypeAndDevice) {
   MeasureRequest request = seed_example();
   request.dtype = "bfloat16";
   try {
-    PhaseMeasurer(fake(script)).run(request);
+    PhaseMeasurer(fake(script)).run(MeasureConfiguration::parse(request));
     ADD_FAILURE() << "no exception";
   } catch (const UsageError& e) {
     EXPECT_EQ(e.field(), "dtype");
@@ -387,13 +407,13 @@ TEST(PhaseMeasurer, InterruptStopsBetweenPhasesAndLeavesNoFile) {
   TempDir dir;
   MeasureRequest request = seed_example();
   request.output = dir.file("result.json");
-  const std::string message = message_of<Interrupted>([&] { PhaseMeasurer(backend).measure(request); });
+  const std::string message = message_of<Interrupted>([&] { PhaseMeasurer(backend).measure(MeasureConfiguration::parse(request)); });
   EXPECT_NE(message.find("after phase cold_forward"), std::string::npos) << message;
   EXPECT_EQ(backend->forwards(), 1);  // stopped before the warmup
   EXPECT_EQ(backend->calls.back(), "close");
   EXPECT_TRUE(list_directory(dir.path()).empty());
   // The request does not outlive its measurement.
-  EXPECT_EQ(PhaseMeasurer(fake()).run(seed_example()).phases.size(), 6u);
+  EXPECT_EQ(PhaseMeasurer(fake()).run(MeasureConfiguration::parse(seed_example())).phases.size(), 6u);
 }
 
 // --- the output file -----------------------------------------------------------------------
@@ -404,7 +424,7 @@ TEST(PhaseMeasurer, ExistingOutputIsRefusedBeforeAnyBackendCall) {
   MeasureRequest request = seed_example();
   request.output = dir.file("result.json");
   write_file(request.output, "earlier result\n");
-  const std::string message = message_of<OutputExists>([&] { PhaseMeasurer(backend).measure(request); });
+  const std::string message = message_of<OutputExists>([&] { PhaseMeasurer(backend).measure(MeasureConfiguration::parse(request)); });
   EXPECT_NE(message.find("already exists"), std::string::npos) << message;
   EXPECT_TRUE(backend->calls.empty());
   EXPECT_EQ(read_file(request.output), "earlier result\n");
@@ -416,7 +436,7 @@ TEST(PhaseMeasurer, DanglingSymlinkIsRefusedToo) {
   MeasureRequest request = seed_example();
   request.output = dir.file("link.json");
   ASSERT_EQ(symlink(dir.file("nowhere.json").c_str(), request.output.c_str()), 0);
-  message_of<OutputExists>([&] { PhaseMeasurer(backend).measure(request); });
+  message_of<OutputExists>([&] { PhaseMeasurer(backend).measure(MeasureConfiguration::parse(request)); });
   EXPECT_TRUE(backend->calls.empty());
   EXPECT_FALSE(path_exists(dir.file("nowhere.json")));
 }
@@ -426,12 +446,12 @@ TEST(PhaseMeasurer, UnusableOutputDirectoryOrEmptyPathIsRefusedBeforeAnyBackendC
   TempDir dir;
   MeasureRequest request = seed_example();
   request.output = dir.file("missing/result.json");
-  message_of<ResourceUnavailable>([&] { PhaseMeasurer(backend).measure(request); });
+  message_of<ResourceUnavailable>([&] { PhaseMeasurer(backend).measure(MeasureConfiguration::parse(request)); });
   request.output = "";
-  message_of<UsageError>([&] { PhaseMeasurer(backend).measure(request); });
+  message_of<UsageError>([&] { PhaseMeasurer(backend).measure(MeasureConfiguration::parse(request)); });
   request.output = dir.file("result.json");
   request.batch = "0";  // bad values too are refused before the backend is touched
-  message_of<UsageError>([&] { PhaseMeasurer(backend).measure(request); });
+  message_of<UsageError>([&] { PhaseMeasurer(backend).measure(MeasureConfiguration::parse(request)); });
   EXPECT_TRUE(backend->calls.empty());
 }
 
@@ -444,7 +464,7 @@ TEST(PhaseMeasurer, OutputThatAppearsDuringTheMeasurementIsNotOverwritten) {
   };
   MeasureRequest request = seed_example();
   request.output = output;
-  message_of<OutputExists>([&] { PhaseMeasurer(fake(script)).measure(request); });
+  message_of<OutputExists>([&] { PhaseMeasurer(fake(script)).measure(MeasureConfiguration::parse(request)); });
   EXPECT_EQ(read_file(output), "someone else's file\n");
   EXPECT_EQ(list_directory(dir.path()), std::vector<std::string>{"result.json"});  // no temp file
 }
@@ -453,7 +473,7 @@ TEST(PhaseMeasurer, PublishesExactlyTheJsonAndNothingElse) {
   TempDir dir;
   MeasureRequest request = seed_example();
   request.output = dir.file("mesures-petit-essai.json");
-  const Measurement m = PhaseMeasurer(fake()).measure(request);
+  const Measurement m = PhaseMeasurer(fake()).measure(MeasureConfiguration::parse(request));
   EXPECT_EQ(read_file(request.output), m.to_json());
   EXPECT_EQ(list_directory(dir.path()), std::vector<std::string>{"mesures-petit-essai.json"});
 }
@@ -465,7 +485,7 @@ TEST(MeasurementJson, ValidatesAndKeepsCountersSeparate) {
   script.gpu_count = 2;
   MeasureRequest request = seed_example();
   request.device = "cuda:1";
-  const Measurement m = PhaseMeasurer(fake(script)).run(request);
+  const Measurement m = PhaseMeasurer(fake(script)).run(MeasureConfiguration::parse(request));
   const std::string json = m.to_json();
   ASSERT_EQ(schema_violation(json, "measurement.schema.json"), "") << json;
 
@@ -513,7 +533,7 @@ TEST(MeasurementJson, ValidatesAndKeepsCountersSeparate) {
 }
 
 TEST(MeasurementJson, SchemaRejectsASummedOrMissingCounter) {
-  const std::string json = PhaseMeasurer(fake()).run(seed_example()).to_json();
+  const std::string json = PhaseMeasurer(fake()).run(MeasureConfiguration::parse(seed_example())).to_json();
   std::string without_peak = json;
   const auto at = without_peak.find("\"peak_reserved_bytes\"");
   without_peak.replace(at, std::string("\"peak_reserved_bytes\"").size(), "\"cache_bytes\"");
@@ -521,7 +541,7 @@ TEST(MeasurementJson, SchemaRejectsASummedOrMissingCounter) {
 }
 
 TEST(MeasurementText, ATableWithEveryRow) {
-  const Measurement m = PhaseMeasurer(fake()).run(seed_example());
+  const Measurement m = PhaseMeasurer(fake()).run(MeasureConfiguration::parse(seed_example()));
   const std::string text = m.to_text();
   for (const char* phase : {"model_load", "inputs", "cold_forward", "warmup", "warm_forward"})
     EXPECT_NE(text.find(phase), std::string::npos) << phase;

@@ -105,7 +105,7 @@ TEST(TimingSummary, FirstRepeatFarFromTheOthers) {
 TEST(TimingSummary, EveryMeasurementCarriesItInEveryView) {
   MeasureRequest request;
   request.repeats = "3";
-  const Measurement m = PhaseMeasurer(std::make_shared<FakeBackend>()).run(request);
+  const Measurement m = PhaseMeasurer(std::make_shared<FakeBackend>()).run(MeasureConfiguration::parse(request));
   EXPECT_EQ(m.timing.warm_repeats, 3);
   ASSERT_TRUE(m.timing.gpu_event_seconds.has_value());
   EXPECT_DOUBLE_EQ(m.timing.gpu_event_seconds->median, FakeBackend::kGpuEventSeconds);
@@ -121,7 +121,7 @@ TEST(TimingSummary, EveryMeasurementCarriesItInEveryView) {
 TEST(TimingSummary, NoGpuFiguresWithoutAGpuTimer) {
   FakeBackend::Script script;
   script.has_gpu_timer = false;
-  const Measurement m = PhaseMeasurer(std::make_shared<FakeBackend>(script)).run(MeasureRequest{});
+  const Measurement m = PhaseMeasurer(std::make_shared<FakeBackend>(script)).run(MeasureConfiguration::parse(MeasureRequest{}));
   EXPECT_FALSE(m.timing.gpu_event_seconds.has_value());
   EXPECT_NE(m.to_json().find("\"gpu_event_seconds\": null"), std::string::npos);
 }

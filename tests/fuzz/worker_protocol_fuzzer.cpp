@@ -11,11 +11,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const worker_protocol::WorkerRequest parsed = worker_protocol::parse_request(text);
     // A request that parses is written back as a record that parses to the same request.
-    std::string record = worker_protocol::request_record(parsed.request, parsed.task);
+    std::string record = worker_protocol::request_record(parsed.configuration, parsed.task);
     record = record.substr(1, record.size() - 2);  // RS ... LF
     const worker_protocol::WorkerRequest again = worker_protocol::parse_request(record);
-    if (again.task != parsed.task || again.request.batch != parsed.request.batch ||
-        again.request.output != parsed.request.output)
+    if (again.task != parsed.task || again.configuration.batch != parsed.configuration.batch ||
+        again.configuration.hidden != parsed.configuration.hidden ||
+        again.configuration.seed != parsed.configuration.seed ||
+        again.configuration.device != parsed.configuration.device ||
+        again.configuration.output != parsed.configuration.output)
       __builtin_trap();
   } catch (const Error&) {
   }

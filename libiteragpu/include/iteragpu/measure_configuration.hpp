@@ -1,6 +1,7 @@
 #pragma once
-// What a measurement (or a prediction) is asked for, as the user wrote it, and the checked
-// configuration and model the core derives from it once per run.
+// What a measurement (or a prediction) is asked for: as the user wrote it (MeasureRequest,
+// text from the command line or a Python keyword), parsed once at that edge into the typed
+// MeasureConfiguration that everything inside the core takes, and the model derived from it.
 
 #include <cstdint>
 #include <string>
@@ -10,8 +11,8 @@ namespace iteragpu {
 // The largest batch, context, width or hidden size a bounded measurement accepts.
 inline constexpr std::int64_t kMaxModelDimension = std::int64_t{1} << 24;  // 16,777,216
 
-// As written on the command line, in a Python keyword or in a worker's request: text, parsed
-// by MeasureConfiguration::parse like every other request of the core.
+// As written on the command line or in a Python keyword: text, parsed by
+// MeasureConfiguration::parse, the one parser of measurement requests.
 struct MeasureRequest {
   std::string device = "cuda:0";  // cuda:N; `all` or cuda:0,cuda:1 for the runner
   std::string batch = "1";
@@ -33,7 +34,8 @@ struct MeasureConfiguration {
   std::int64_t batch = 1;
   std::int64_t context = 16;
   std::int64_t width = 64;
-  std::int64_t hidden = 256;
+  std::int64_t hidden = 256;      // 0 before checked(): 4 × width
+  bool hidden_is_default = false;  // hidden was left out, so it follows the width (a sweep)
   std::string dtype = "float32";
   int warmup = 1;
   int repeats = 2;
@@ -44,8 +46,9 @@ struct MeasureConfiguration {
   // Throws UsageError naming the field and what is accepted. The device text is kept as
   // written: a single measurement checks it is cuda:N, the runner also accepts lists.
   static MeasureConfiguration parse(const MeasureRequest& request);
-  // The same configuration as text (what a worker process is sent).
-  MeasureRequest to_request() const;
+  // This configuration with every value checked as parse checks it (UsageError) and hidden
+  // resolved: what the core's entry points run, whoever built the configuration.
+  MeasureConfiguration checked() const;
 };
 
 struct SyntheticModel {

@@ -103,16 +103,16 @@ class MeasurementRunner {
  public:
   explicit MeasurementRunner(RunnerOptions options = {});
 
-  // One GPU ("cuda:N") in a fresh worker. Publishes request.output when it is set (never
+  // One GPU ("cuda:N") in a fresh worker. Publishes configuration.output when it is set (never
   // overwritten) and returns the measurement; throws what the worker threw (UsageError,
   // DeviceUnavailable, OutOfMemory, Interrupted, ...), or Error when the worker ended
   // without a word.
-  Measurement measure(const MeasureRequest& request) const;
+  Measurement measure(const MeasureConfiguration& configuration) const;
 
   // Several GPUs ("all" or a list, see plan_device_targets): one worker each, at the same
-  // time; a failing GPU does not stop the others. Publishes the summary to request.output
-  // (required) beside each GPU's result file, and returns it.
-  MeasurementSummary measure_devices(const MeasureRequest& request,
+  // time; a failing GPU does not stop the others. Publishes the summary to
+  // configuration.output (required) beside each GPU's result file, and returns it.
+  MeasurementSummary measure_devices(const MeasureConfiguration& configuration,
                                      const std::shared_ptr<Backend>& planning_backend = nullptr) const;
 
  private:

@@ -68,12 +68,9 @@ struct MemoryPrediction {
 
 class MemoryPredictor {
  public:
-  // Validates `request` like PhaseMeasurer (UsageError) and predicts every phase row.
+  // Checks `configuration` like PhaseMeasurer (UsageError) and predicts every phase row.
   // Touches no GPU and loads no backend.
-  static MemoryPrediction predict(const MeasureRequest& request, const PredictionTarget& target);
-  // The same for a configuration already parsed, and its model.
-  static MemoryPrediction predict(const MeasureConfiguration& configuration, const SyntheticModel& model,
-                                  const PredictionTarget& target);
+  static MemoryPrediction predict(const MeasureConfiguration& configuration, const PredictionTarget& target);
 };
 
 }  // namespace iteragpu

@@ -19,7 +19,7 @@
 namespace iteragpu {
 
 struct SweepRequest {
-  MeasureRequest start;         // the configuration grown from: one cuda:N; its output is ignored
+  MeasureConfiguration start;   // the configuration grown from: one cuda:N; its output is ignored
   std::string vary;             // batch | context | width | hidden
   // A percentage of the free memory the runtime reports at the first point ("50%"), or a
   // number of bytes ("40000000000").

@@ -24,16 +24,16 @@ class PhaseMeasurer {
   PhaseMeasurer();  // the LibTorch plugin, loaded on first use
   explicit PhaseMeasurer(std::shared_ptr<Backend> backend);
 
-  // Validates, refuses an existing output path, measures, then publishes the JSON file
+  // Checks the configuration (UsageError), refuses an existing output path, measures, then publishes the JSON file
   // atomically (create exclusively, write, link into place). On any failure no file is
   // left. Throws UsageError, BackendUnavailable, DeviceUnavailable, OutputExists,
   // OutOfMemory (naming the phase and configuration), MeasurementFailed, Interrupted.
   // `published_json`, when given, receives the document written (built once).
-  Measurement measure(const MeasureRequest& request, const PhaseProgress& progress = {},
+  Measurement measure(const MeasureConfiguration& configuration, const PhaseProgress& progress = {},
                       std::string* published_json = nullptr) const;
 
-  // Same protocol without writing a file (request.output is ignored).
-  Measurement run(const MeasureRequest& request, const PhaseProgress& progress = {}) const;
+  // Same protocol without writing a file (configuration.output is ignored).
+  Measurement run(const MeasureConfiguration& configuration, const PhaseProgress& progress = {}) const;
 
   // Makes measure() stop between phases with Interrupted (async-signal-safe).
   static void request_interrupt();

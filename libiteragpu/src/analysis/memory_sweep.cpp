@@ -21,14 +21,13 @@ constexpr int kSweepSchemaVersion = 1;
 
 struct VariedDimension {
   const char* name;
-  std::string MeasureRequest::*text;
   std::int64_t MeasureConfiguration::*value;
 };
 constexpr VariedDimension kDimensions[] = {
-    {"batch", &MeasureRequest::batch, &MeasureConfiguration::batch},
-    {"context", &MeasureRequest::context, &MeasureConfiguration::context},
-    {"width", &MeasureRequest::width, &MeasureConfiguration::width},
-    {"hidden", &MeasureRequest::hidden, &MeasureConfiguration::hidden},
+    {"batch", &MeasureConfiguration::batch},
+    {"context", &MeasureConfiguration::context},
+    {"width", &MeasureConfiguration::width},
+    {"hidden", &MeasureConfiguration::hidden},
 };
 
 const VariedDimension& dimension_named(const std::string& name) {
@@ -182,9 +181,8 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
   // Everything that can be refused is refused before a worker starts.
   const VariedDimension& dimension = dimension_named(request.vary);
   const Budget budget = parse_budget(request.budget);
-  MeasureRequest start_request = request.start;
-  start_request.output.clear();
-  const MeasureConfiguration start = MeasureConfiguration::parse(start_request);
+  MeasureConfiguration start = request.start.checked();
+  start.output.clear();
   if (names_several_devices(start.device))
     throw UsageError("device", "a sweep measures one GPU; expected cuda:N");
   parse_device_index(start.device, "device");
@@ -196,16 +194,19 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
   result.budget = request.budget;
   result.output = request.output;
   const std::int64_t start_value = start.*dimension.value;
-  auto request_for = [&](std::int64_t value) {
-    MeasureRequest point = start_request;
-    point.*dimension.text = std::to_string(value);
+  // A point's configuration: the start with one dimension changed; a hidden size left out
+  // follows the width as it grows (4 × width), as it would for a measurement of that width.
+  auto configuration_at = [&](std::int64_t value) {
+    MeasureConfiguration point = start;
+    point.*dimension.value = value;
+    if (start.hidden_is_default && dimension.value != &MeasureConfiguration::hidden) point.hidden = 0;
     return point;
   };
 
   // The first point tells the free memory, hence the budget, and the GPU the predictor needs.
   Measurement first;
   try {
-    first = runner_.measure(request_for(start_value));
+    first = runner_.measure(configuration_at(start_value));
   } catch (const OutOfMemory& error) {
     throw OutOfMemory(std::string(error.what()) + "; the starting " + dimension.name + " " +
                       std::to_string(start_value) + " does not fit: start the sweep from a smaller one");
@@ -232,7 +233,7 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
     SweepPoint point;
     point.value = value;
     try {
-      MeasureConfiguration::parse(request_for(value));
+      configuration_at(value).checked();
     } catch (const UsageError& error) {  // e.g. more elements than a bounded measurement has
       point.outcome = "beyond bounds";
       point.error = error.what();
@@ -240,7 +241,7 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
       return point;
     }
     try {
-      point = point_of(runner_.measure(request_for(value)), value, result.budget_bytes);
+      point = point_of(runner_.measure(configuration_at(value)), value, result.budget_bytes);
     } catch (const OutOfMemory& error) {
       point.outcome = "out of memory";
       point.error = error.what();
@@ -252,9 +253,7 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
     const PredictionTarget target = first.prediction->target;
     probe.predict = [&, target](std::int64_t value) -> std::optional<std::uint64_t> {
       try {
-        const MeasureConfiguration configuration = MeasureConfiguration::parse(request_for(value));
-        const MemoryPrediction prediction =
-            MemoryPredictor::predict(configuration, SyntheticModel::from(configuration), target);
+        const MemoryPrediction prediction = MemoryPredictor::predict(configuration_at(value), target);
         std::uint64_t peak = 0;
         for (const PhasePrediction& row : prediction.phases) peak = std::max(peak, row.end.peak_reserved_bytes);
         return peak;

@@ -53,10 +53,10 @@ void require_selected_gpu(const EnvironmentReport& environment) {
 
 // The counters this configuration should show on the selected GPU, from the allocator rules;
 // none for a ROCm build, whose allocator and BLAS libraries the rules do not describe.
-std::optional<MemoryPrediction> predict_for(const MeasureConfiguration& request, const SyntheticModel& model,
+std::optional<MemoryPrediction> predict_for(const MeasureConfiguration& request,
                                             const EnvironmentReport& environment) {
   if (environment.stack && environment.stack->hip_build_version) return std::nullopt;
-  return MemoryPredictor::predict(request, model, PredictionTarget::from_environment(environment));
+  return MemoryPredictor::predict(request, PredictionTarget::from_environment(environment));
 }
 
 Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
@@ -75,7 +75,7 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
   measurement.environment = environment.collect(environment_request);
   require_selected_gpu(measurement.environment);
 
-  measurement.prediction = predict_for(request, measurement.model, measurement.environment);
+  measurement.prediction = predict_for(request, measurement.environment);
 
   const int rows_total = phase_row_count(request);
   measurement.phases.reserve(static_cast<std::size_t>(rows_total));
@@ -183,22 +183,22 @@ PhaseMeasurer::PhaseMeasurer(std::shared_ptr<Backend> backend) : backend_(std::m
 
 void PhaseMeasurer::request_interrupt() { interrupt_requested.store(true); }
 
-Measurement PhaseMeasurer::run(const MeasureRequest& request, const PhaseProgress& progress) const {
+Measurement PhaseMeasurer::run(const MeasureConfiguration& configuration, const PhaseProgress& progress) const {
   InterruptScope interrupt_scope;
-  return run_protocol(backend_, MeasureConfiguration::parse(request), progress);
+  return run_protocol(backend_, configuration.checked(), progress);
 }
 
-Measurement PhaseMeasurer::measure(const MeasureRequest& request, const PhaseProgress& progress,
+Measurement PhaseMeasurer::measure(const MeasureConfiguration& configuration, const PhaseProgress& progress,
                                    std::string* published_json) const {
   InterruptScope interrupt_scope;
   // Everything checkable without the GPU is checked before the backend is even loaded.
-  const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
-  parse_device_index(configuration.device, "device");
-  ensure_output_absent(configuration.output, "output");
-  Measurement measurement = run_protocol(backend_, configuration, progress);
+  const MeasureConfiguration checked = configuration.checked();
+  parse_device_index(checked.device, "device");
+  ensure_output_absent(checked.output, "output");
+  Measurement measurement = run_protocol(backend_, checked, progress);
   const std::string json = measurement.to_json();
   throw_if_interrupted("before the result was written");
-  publish_exclusively(request.output, json);
+  publish_exclusively(configuration.output, json);
   if (published_json) *published_json = json;
   return measurement;
 }

@@ -258,16 +258,11 @@ PredictionTarget PredictionTarget::resolve(const std::string& device,
   return from_environment(environment);
 }
 
-MemoryPrediction MemoryPredictor::predict(const MeasureRequest& request,
+MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configuration,
                                           const PredictionTarget& target) {
-  const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
-  return predict(configuration, SyntheticModel::from(configuration), target);
-}
-
-MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& request, const SyntheticModel& model,
-                                          const PredictionTarget& target) {
+  const MeasureConfiguration request = configuration.checked();
   MemoryPrediction prediction;
-  prediction.model = model;
+  prediction.model = SyntheticModel::from(request);
   prediction.configuration = request;
   prediction.configuration.output.clear();
   prediction.target = target;

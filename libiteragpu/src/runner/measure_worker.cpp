@@ -69,9 +69,9 @@ int run_measure_worker() {
 
   try {
     const worker_protocol::WorkerRequest task = worker_protocol::parse_request(read_request_record());
-    const MeasureRequest& request = task.request;
+    const MeasureConfiguration& configuration = task.configuration;
     if (task.task == worker_protocol::Task::kPlan) {
-      write_all(channel, worker_protocol::plan_record(plan_device_targets(MeasureConfiguration::parse(request))));
+      write_all(channel, worker_protocol::plan_record(plan_device_targets(configuration)));
       return 0;
     }
     const PhaseProgress progress = [channel](const PhaseRow& row, int done, int total) {
@@ -80,10 +80,10 @@ int run_measure_worker() {
     };
     const PhaseMeasurer measurer;
     std::string json;  // the document published is the one sent: built once
-    if (request.output.empty()) {
-      json = measurer.run(request, progress).to_json();
+    if (configuration.output.empty()) {
+      json = measurer.run(configuration, progress).to_json();
     } else {
-      measurer.measure(request, progress, &json);
+      measurer.measure(configuration, progress, &json);
     }
     write_all(channel, worker_protocol::record(json));
     return 0;

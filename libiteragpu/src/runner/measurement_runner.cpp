@@ -180,7 +180,6 @@ int MeasurementSummary::exit_code() const {
 }
 
 std::string MeasurementSummary::to_json() const {
-  const SyntheticModel model = SyntheticModel::from(configuration);
   JsonWriter json(kSummarySchema, kSummarySchemaVersion);
   json.key("complete").value(complete())
       .key("interrupted").value(interrupted)
@@ -287,7 +286,7 @@ WorkerRun start_worker(const std::string& worker, const MeasureConfiguration& co
   WorkerRun run;
   run.device = configuration.device;
   run.process =
-      std::make_unique<WorkerProcess>(worker, worker_protocol::request_record(configuration.to_request(), task));
+      std::make_unique<WorkerProcess>(worker, worker_protocol::request_record(configuration, task));
   return run;
 }
 
@@ -386,9 +385,9 @@ std::string message_of(const ErrorRecord& error) {
 
 MeasurementRunner::MeasurementRunner(RunnerOptions options) : options_(std::move(options)) {}
 
-Measurement MeasurementRunner::measure(const MeasureRequest& request) const {
+Measurement MeasurementRunner::measure(const MeasureConfiguration& requested) const {
   // Everything checkable here is checked before a process starts.
-  const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
+  const MeasureConfiguration configuration = requested.checked();
   if (names_several_devices(configuration.device))
     throw UsageError("device", quoted_for_message(configuration.device) +
                                    " names several GPUs; measure one cuda:N here, or several with measure_devices");
@@ -412,9 +411,9 @@ Measurement MeasurementRunner::measure(const MeasureRequest& request) const {
   return std::move(*run.measurement);
 }
 
-MeasurementSummary MeasurementRunner::measure_devices(const MeasureRequest& request,
+MeasurementSummary MeasurementRunner::measure_devices(const MeasureConfiguration& requested,
                                                       const std::shared_ptr<Backend>& planning_backend) const {
-  const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
+  const MeasureConfiguration configuration = requested.checked();
   const std::string worker = find_measure_worker(options_.worker_path);
   std::vector<DeviceTarget> targets;
   if (planning_backend) {

@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include "protocol/phase_row_json.hpp"
+#include "workload/configuration_json.hpp"
 #include "mechanics/json_input.hpp"
 #include "mechanics/json_output.hpp"
 
@@ -12,21 +13,7 @@ namespace iteragpu::worker_protocol {
 namespace {
 
 constexpr const char* kRequestSchema = "iteragpu.worker-request";
-constexpr int kRequestSchemaVersion = 1;
-
-// The text fields of a MeasureRequest, in one place for writing and reading.
-struct RequestField {
-  const char* name;
-  std::string MeasureRequest::*member;
-};
-constexpr RequestField kRequestFields[] = {
-    {"device", &MeasureRequest::device},   {"batch", &MeasureRequest::batch},
-    {"context", &MeasureRequest::context}, {"width", &MeasureRequest::width},
-    {"hidden", &MeasureRequest::hidden},   {"dtype", &MeasureRequest::dtype},
-    {"warmup", &MeasureRequest::warmup},   {"repeats", &MeasureRequest::repeats},
-    {"seed", &MeasureRequest::seed},       {"output", &MeasureRequest::output},
-    {"backend_path", &MeasureRequest::backend_path},
-};
+constexpr int kRequestSchemaVersion = 2;  // 2: the configuration typed, as in a measurement
 
 std::string text_of(const rapidjson::Value& value) {
   rapidjson::StringBuffer buffer;
@@ -57,35 +44,29 @@ std::string record(const std::string& json) {
   return text + '\n';
 }
 
-std::string request_record(const MeasureRequest& request, Task task) {
+std::string request_record(const MeasureConfiguration& configuration, Task task) {
   JsonWriter json(kRequestSchema, kRequestSchemaVersion);
   json.key("task").value(task == Task::kPlan ? "plan" : "measure");
-  json.key("request").begin_object();
-  for (const RequestField& field : kRequestFields) json.key(field.name).value(request.*field.member);
-  json.end_object();
+  write_measure_configuration(json, "device", configuration);
+  json.key("output").value(configuration.output).key("backend_path").value(configuration.backend_path);
   return record(json.finish());
 }
 
 WorkerRequest parse_request(const std::string& text) {
+  const std::string source = "measurement worker request";
   rapidjson::Document document;
   const std::string problem = parse_json(text, document);
-  if (!problem.empty()) throw DataFileError("measurement worker request: " + problem);
-  if (string_member(document, "schema") != kRequestSchema)
-    throw DataFileError(std::string("measurement worker request: not an ") + kRequestSchema + " document");
+  if (!problem.empty()) throw DataFileError(source + ": " + problem);
+  const JsonObjectReader json(document, source);
+  if (json.text("schema") != kRequestSchema) json.fail("schema", std::string("is not \"") + kRequestSchema + "\"");
+  if (json.integer("schema_version") != kRequestSchemaVersion)
+    json.fail("schema_version", "is not " + std::to_string(kRequestSchemaVersion));
   WorkerRequest parsed;
-  const std::string task = string_member(document, "task");
-  if (task != "measure" && task != "plan")
-    throw DataFileError("measurement worker request: the task is neither measure nor plan");
+  const std::string task = json.text("task");
+  if (task != "measure" && task != "plan") json.fail("task", "is neither measure nor plan");
   parsed.task = task == "plan" ? Task::kPlan : Task::kMeasure;
-  const rapidjson::Value* fields = member(document, "request");
-  if (!fields || !fields->IsObject())
-    throw DataFileError("measurement worker request: no \"request\" object");
-  for (const RequestField& field : kRequestFields) {
-    const rapidjson::Value* value = member(*fields, field.name);
-    if (!value || !value->IsString())
-      throw DataFileError(std::string("measurement worker request: \"") + field.name + "\" is not a string");
-    parsed.request.*field.member = std::string(value->GetString(), value->GetStringLength());
-  }
+  parsed.configuration = read_measure_configuration(json.object("configuration"));
+  json.read("output", parsed.configuration.output).read("backend_path", parsed.configuration.backend_path);
   return parsed;
 }
 

@@ -2,9 +2,10 @@
 // What a measurement runner and its worker process say to each other. Every message is a
 // JSON document in a JSON text sequence (RFC 7464: RS, the document on one line, LF).
 //
-//   runner → worker, stdin:  a request record ("iteragpu.worker-request": the task, measure
-//                            or plan, and the MeasureRequest as text, exactly as a user would
-//                            write it); then, when measuring, one byte per
+//   runner → worker, stdin:  a request record ("iteragpu.worker-request", version 2: the
+//                            task, measure or plan, the configuration as the measurement file
+//                            writes it, the output path and the backend plugin path); then,
+//                            when measuring, one byte per
 //                            progress record: kContinue goes on, anything else or the end of
 //                            stdin stops the worker at that phase boundary, writing nothing.
 //   worker → runner, its original stdout:
@@ -19,8 +20,9 @@
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/measure_configuration.hpp"
-#include "iteragpu/measurement_runner.hpp"
-#include "iteragpu/phase_measurer.hpp"
+#include "iteragpu/device_target.hpp"
+#include "iteragpu/measurement.hpp"
+#include "iteragpu/phase_row.hpp"
 
 namespace iteragpu::worker_protocol {
 
@@ -37,10 +39,11 @@ std::string record(const std::string& json);
 enum class Task { kMeasure, kPlan };
 struct WorkerRequest {
   Task task = Task::kMeasure;
-  MeasureRequest request;
+  MeasureConfiguration configuration;
 };
-std::string request_record(const MeasureRequest& request, Task task = Task::kMeasure);
-// DataFileError when `json` is not a whole request record.
+std::string request_record(const MeasureConfiguration& configuration, Task task = Task::kMeasure);
+// DataFileError when `json` is not a whole request record. The configuration's values are
+// checked where it is used (SyntheticModel::from), as for a parsed request.
 WorkerRequest parse_request(const std::string& json);
 
 std::string plan_record(const std::vector<DeviceTarget>& targets);

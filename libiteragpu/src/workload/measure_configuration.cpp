@@ -65,24 +65,14 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
   configuration.seed = parse_whole_number_up_to_uint64(request.seed, "seed");
   configuration.output = request.output;
   configuration.backend_path = request.backend_path;
-  configuration.hidden = SyntheticModel::from(configuration).hidden;  // checks the rest
-  return configuration;
+  return configuration.checked();
 }
 
-MeasureRequest MeasureConfiguration::to_request() const {
-  MeasureRequest request;
-  request.device = device;
-  request.batch = std::to_string(batch);
-  request.context = std::to_string(context);
-  request.width = std::to_string(width);
-  request.hidden = std::to_string(hidden);
-  request.dtype = dtype;
-  request.warmup = std::to_string(warmup);
-  request.repeats = std::to_string(repeats);
-  request.seed = std::to_string(seed);
-  request.output = output;
-  request.backend_path = backend_path;
-  return request;
+MeasureConfiguration MeasureConfiguration::checked() const {
+  MeasureConfiguration configuration = *this;
+  if (hidden == 0) configuration.hidden_is_default = true;
+  configuration.hidden = SyntheticModel::from(configuration).hidden;  // checks the rest
+  return configuration;
 }
 
 SyntheticModel SyntheticModel::from(const MeasureConfiguration& request) {
