@@ -45,6 +45,18 @@ struct EnvironmentReport {
   // are scripted, and every view of them says so.
   // Recorded as the test double; a file written before identities were recorded is not.
   bool from_test_double() const { return stack && stack->backend_identity == kTestDoubleBackend; }
+  // Any backend but LibTorch made the report (its figures are not a GPU's); a file written
+  // before identities were recorded counts as LibTorch's.
+  bool from_other_than_libtorch() const {
+    return stack && !stack->backend_identity.empty() && stack->backend_identity != kLibTorchBackend;
+  }
+  // The selected GPU among those the stack reports; null when there is none.
+  const GpuDevice* selected_gpu() const {
+    if (!stack) return nullptr;
+    for (const GpuDevice& gpu : stack->gpus)
+      if (gpu.index == selected_index) return &gpu;
+    return nullptr;
+  }
 
   std::string to_json() const;  // schema "iteragpu.environment"
   std::string to_text() const;

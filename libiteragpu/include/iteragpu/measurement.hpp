@@ -8,12 +8,26 @@
 #include <vector>
 
 #include "iteragpu/environment.hpp"
+#include "iteragpu/error.hpp"
 #include "iteragpu/measure_configuration.hpp"
 #include "iteragpu/memory_predictor.hpp"
 #include "iteragpu/phase_row.hpp"
 #include "iteragpu/timing_statistics.hpp"
 
 namespace iteragpu {
+
+// What Measurement::from_json and Measurement::read throw for anything that is not a whole
+// measurement: what() is "SOURCE: reason"; problem() is the reason alone, for a caller that
+// names the file its own way (the results table).
+class NotAMeasurement : public DataFileError {
+ public:
+  NotAMeasurement(const std::string& message, std::string problem)
+      : DataFileError(message), problem_(std::move(problem)) {}
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string problem_;
+};
 
 struct Measurement {
   EnvironmentReport environment;
@@ -38,7 +52,7 @@ struct Measurement {
   // A measurement file read back: from_json(m.to_json(), ...).to_json() == m.to_json().
   // Anything that is not a whole measurement (not JSON, another schema, invalid against the
   // measurement or environment schema, a synthetic model or rows that do not follow from the
-  // configuration) is a one-line DataFileError "SOURCE: reason". Files written before the
+  // configuration) is a one-line NotAMeasurement "SOURCE: reason". Files written before the
   // timing summary existed get it computed from their warm rows.
   static Measurement from_json(const std::string& text, const std::string& source);
   // The file at `path`, read like every input of the core (regular files only, bounded).

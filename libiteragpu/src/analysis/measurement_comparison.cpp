@@ -78,13 +78,7 @@ ComparisonRow make_row(const std::string& name, const std::string& label, const 
   return row;
 }
 
-const GpuDevice* selected_gpu(const Measurement& measurement) {
-  const EnvironmentReport& environment = measurement.environment;
-  if (!environment.stack) return nullptr;
-  for (const GpuDevice& gpu : environment.stack->gpus)
-    if (gpu.index == environment.selected_index) return &gpu;
-  return nullptr;
-}
+const GpuDevice* selected_gpu(const Measurement& measurement) { return measurement.environment.selected_gpu(); }
 
 ComparisonSection configuration_section(const std::vector<Measurement>& m) {
   ComparisonSection section{"configuration", "Configuration", {}};

@@ -219,9 +219,7 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
                             "; give the budget as a number of bytes");
   result.free_bytes = free_bytes.value_or(0);
   result.budget_bytes = budget.percent ? percent_of(result.free_bytes, *budget.percent) : budget.bytes;
-  if (environment.stack)
-    for (const GpuDevice& gpu : environment.stack->gpus)
-      if (gpu.index == environment.selected_index) result.gpu_name = gpu.name;
+  if (const GpuDevice* gpu = environment.selected_gpu()) result.gpu_name = gpu->name;
 
   SweepProbe probe;
   int measurements = 0;

@@ -113,9 +113,7 @@ MemoryPrediction read_prediction(const JsonObjectReader& json, const std::vector
   if (!parse_compute_capability(json.text("compute_capability"), target.compute_capability_major,
                                 target.compute_capability_minor))
     json.fail("compute_capability", "not MAJOR.MINOR");
-  if (measurement.environment.stack)
-    for (const GpuDevice& gpu : measurement.environment.stack->gpus)
-      if (gpu.index == measurement.environment.selected_index) target.gpu_name = gpu.name;
+  if (const GpuDevice* gpu = measurement.environment.selected_gpu()) target.gpu_name = gpu->name;
   json.read("cublas_workspace_bytes", target.cublas_workspace_bytes)
       .read("cublaslt_workspace_bytes", target.cublaslt_workspace_bytes)
       .read("workspace_source", target.workspace_source)
@@ -135,9 +133,8 @@ MemoryPrediction read_prediction(const JsonObjectReader& json, const std::vector
   return prediction;
 }
 
-}  // namespace
-
-Measurement Measurement::from_json(const std::string& text, const std::string& source) {
+// The document, checked member by member; from_json gives every refusal as NotAMeasurement.
+Measurement read_measurement_document(const std::string& text, const std::string& source) {
   rapidjson::Document document;
   const std::string problem =
       parse_schema_document(text, kMeasurementSchema, "measurement.schema.json", document);
@@ -145,16 +142,18 @@ Measurement Measurement::from_json(const std::string& text, const std::string& s
     // `measure --device all` writes a summary beside the per-device measurements: say which.
     const bool summary = document.IsObject() && document.HasMember("schema") && document["schema"].IsString() &&
                          std::string(document["schema"].GetString()) == "iteragpu.measurement-summary";
-    throw DataFileError(source + ": not an iteragpu measurement (" + problem + ")" +
-                        (summary ? "; this is a multi-device summary: use the per-device measurement "
-                                   "files it lists"
-                                 : ""));
+    throw NotAMeasurement(source + ": not an iteragpu measurement (" + problem + ")" +
+                              (summary ? "; this is a multi-device summary: use the per-device "
+                                         "measurement files it lists"
+                                       : ""),
+                          problem);
   }
   // The measurement schema requires only what a measurement needs of its environment
   // section; the section as a whole follows the environment report's own schema.
   const std::string environment_problem = schema_violation_of(document["environment"], "environment.schema.json");
   if (!environment_problem.empty())
-    throw DataFileError(source + ": not an iteragpu measurement (environment invalid " + environment_problem + ")");
+    throw NotAMeasurement(source + ": not an iteragpu measurement (environment invalid " + environment_problem + ")",
+                          "environment invalid " + environment_problem);
 
   const JsonObjectReader json(document, source);
   Measurement measurement;
@@ -187,8 +186,29 @@ Measurement Measurement::from_json(const std::string& text, const std::string& s
   return measurement;
 }
 
+}  // namespace
+
+Measurement Measurement::from_json(const std::string& text, const std::string& source) {
+  try {
+    return read_measurement_document(text, source);
+  } catch (const NotAMeasurement&) {
+    throw;
+  } catch (const DataFileError& error) {  // a member the reader refused: "SOURCE: at /...: reason"
+    const std::string message = error.what();
+    const std::string prefix = source + ": ";
+    throw NotAMeasurement(message, message.compare(0, prefix.size(), prefix) == 0 ? message.substr(prefix.size())
+                                                                                    : message);
+  }
+}
+
 Measurement Measurement::read(const std::string& path) {
-  return from_json(read_input_file(path, "measurement", kMaxJsonDocumentBytes), path);
+  std::string text;
+  try {
+    text = read_input_file(path, "measurement", kMaxJsonDocumentBytes);
+  } catch (const InputFileError& error) {
+    throw NotAMeasurement(error.what(), error.reason());
+  }
+  return from_json(text, path);
 }
 
 }  // namespace iteragpu

@@ -349,9 +349,7 @@ std::string prediction_text(const Measurement& measurement) {
 
 std::string Measurement::to_text() const {
   std::string gpu_name;
-  if (environment.stack)
-    for (const auto& gpu : environment.stack->gpus)
-      if (gpu.index == environment.selected_index) gpu_name = " (" + gpu.name + ")";
+  if (const GpuDevice* gpu = environment.selected_gpu()) gpu_name = " (" + gpu->name + ")";
   std::string text = "Measurement on " + configuration.device + gpu_name;
   if (environment.stack) text += ", LibTorch " + environment.stack->torch_version;
   if (environment.from_test_double()) text += "\n" + std::string(kTestDoubleMark);

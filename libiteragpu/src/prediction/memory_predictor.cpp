@@ -211,9 +211,7 @@ PredictionTarget PredictionTarget::from_environment(const EnvironmentReport& env
     throw UsageError("device", "no selected GPU to predict for; give a device that exists or a "
                                "compute capability");
   const StackReport& stack = *environment.stack;
-  const GpuDevice* gpu = nullptr;
-  for (const GpuDevice& candidate : stack.gpus)
-    if (candidate.index == environment.selected_index) gpu = &candidate;
+  const GpuDevice* gpu = environment.selected_gpu();
   if (gpu == nullptr)
     throw UsageError("device", environment.selected_device + " is not among the visible GPUs");
   PredictionTarget target = from_table(gpu->compute_capability_major, gpu->compute_capability_minor);

@@ -2,7 +2,6 @@
 
 #include "iteragpu/results_table.hpp"
 
-#include <rapidjson/document.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,10 +12,9 @@
 #include <sstream>
 
 #include "mechanics/input_file.hpp"
-#include "mechanics/json_input.hpp"
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/csv_reader.hpp"
-#include "iteragpu/backend.hpp"
+#include "iteragpu/measurement.hpp"
 #include "mechanics/text_table.hpp"
 #include "iteragpu/error.hpp"
 #include "mechanics/quantity_parser.hpp"
@@ -79,46 +77,32 @@ std::string path_to_record(const std::string& table_path, const std::string& mea
 
 // What a measurement file says about how it was made.
 struct MeasurementEvidence {
-  std::string backend;  // environment.backend.identity; empty in files from before it
+  std::string backend;  // the backend's identity; empty in files from before it was recorded
+  bool scripted = false;  // made by a backend other than LibTorch: not a run on a GPU
   std::string device;   // the name of the GPU measured, as the runtime gave it
 };
 
-// Reads a file that must be an iteragpu measurement: a row must point at real evidence, so
-// the file must validate in full against the measurement schema.
+// Reads a file that must be an iteragpu measurement, through the one reader of measurement
+// files: a row must point at real evidence, so the file must be a whole measurement.
 MeasurementEvidence read_measurement(const std::string& path) {
-  const auto refuse = [&path](const std::string& reason) {
-    return UsageError("measurement", quoted_for_message(path) + " is not an iteragpu measurement (" +
-                                         reason + "); expected the JSON file written by iteragpu measure");
-  };
-  std::string text;
+  Measurement measurement;
   try {
-    text = read_input_file(path, "measurement", kMaxJsonDocumentBytes);
-  } catch (const InputFileError& error) {
-    throw refuse(error.reason());
+    measurement = Measurement::read(path);
+  } catch (const NotAMeasurement& error) {
+    throw UsageError("measurement", quoted_for_message(path) + " is not an iteragpu measurement (" +
+                                        error.problem() + "); expected the JSON file written by iteragpu measure");
   }
-  rapidjson::Document doc;
-  const std::string problem =
-      parse_schema_document(text, "iteragpu.measurement", "measurement.schema.json", doc);
-  if (!problem.empty()) throw refuse(problem);
-  if (!doc.IsObject() || !doc.HasMember("schema") || !doc["schema"].IsString() ||
-      std::string(doc["schema"].GetString()) != "iteragpu.measurement")
-    throw refuse("its \"schema\" is not \"iteragpu.measurement\"");
-  const std::string violation = schema_violation_of(doc, "measurement.schema.json");
-  if (!violation.empty()) throw refuse("invalid " + violation);
-  // The schema guarantees the members read here.
   MeasurementEvidence evidence;
-  const rapidjson::Value& environment = doc["environment"];
-  const rapidjson::Value& backend = environment["backend"];
-  if (backend.HasMember("identity")) evidence.backend = backend["identity"].GetString();
-  const int index = environment["selected_device"]["index"].GetInt();
-  for (const auto& gpu : environment["gpus"].GetArray())
-    if (gpu["index"].GetInt() == index) evidence.device = gpu["name"].GetString();
+  const EnvironmentReport& environment = measurement.environment;
+  if (environment.stack) evidence.backend = environment.stack->backend_identity;
+  evidence.scripted = environment.from_other_than_libtorch();
+  if (const GpuDevice* gpu = environment.selected_gpu()) evidence.device = gpu->name;
   return evidence;
 }
 
 // A measurement from anything but the LibTorch backend is scripted, not a run on a GPU.
 std::string test_double_reason(const MeasurementEvidence& evidence) {
-  if (evidence.backend.empty() || evidence.backend == kLibTorchBackend) return "";
+  if (!evidence.scripted) return "";
   return "was made by the " + evidence.backend + " backend (scripted figures, not a GPU): only "
          "real runs are recorded";
 }

@@ -148,9 +148,7 @@ DeviceResultFigures DeviceResultFigures::of(const Measurement& measurement, cons
   if (configured != device || measured != device)
     throw DataFileError(source + ": measured " + measured + " (configured " + configured + "), not " + device);
   DeviceResultFigures figures;
-  for (const GpuDevice& gpu : measurement.environment.stack ? measurement.environment.stack->gpus
-                                                            : std::vector<GpuDevice>{})
-    if (gpu.index == measurement.environment.selected_index) figures.gpu_name = gpu.name;
+  if (const GpuDevice* gpu = measurement.environment.selected_gpu()) figures.gpu_name = gpu->name;
   bool warm_forward_seen = false, model_load_seen = false;
   for (const PhaseRow& row : measurement.phases) {
     figures.peak_allocated_bytes_max = std::max(figures.peak_allocated_bytes_max, row.end.peak_allocated_bytes);
