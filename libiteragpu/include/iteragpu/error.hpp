@@ -1,6 +1,6 @@
 #pragma once
 // The library's error hierarchy. Each class maps to one CLI exit code (exit_code()) and
-// one Python exception (python/src/module.cpp); callers never parse messages.
+// one Python exception (python/src/error_bindings.cpp); callers never parse messages.
 
 #include <stdexcept>
 #include <string>

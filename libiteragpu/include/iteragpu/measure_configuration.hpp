@@ -10,6 +10,8 @@ namespace iteragpu {
 
 // The largest batch, context, width or hidden size a bounded measurement accepts.
 inline constexpr std::int64_t kMaxModelDimension = std::int64_t{1} << 24;  // 16,777,216
+// The most forwards a warmup phase or the warm repeats may have.
+inline constexpr int kMaxForwardCount = 100000;
 
 // As written on the command line or in a Python keyword: text, parsed by
 // MeasureConfiguration::parse, the one parser of measurement requests.

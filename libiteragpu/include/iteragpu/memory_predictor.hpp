@@ -2,9 +2,10 @@
 // Predicted caching-allocator counters for every phase of a measurement, before the GPU is
 // touched. The rules (tensor sizes, 512-byte rounding, small and large pools and their
 // segments, the rounding of large requests, the cuBLAS and cuBLASLt workspaces, the order in
-// which the model's ops allocate and free) are PyTorch's, written down once in
-// src/caching_allocator_model.cpp and src/memory_predictor.cpp; the prediction runs the
-// measurement's own phase protocol against that model.
+// which the workload's ops allocate and free) are PyTorch's, written down once: the allocator
+// in libiteragpu/src/prediction/caching_allocator_model.cpp, each workload's ops in its own
+// file under libiteragpu/src/workload/. The prediction runs the measurement's own phase
+// protocol against that model.
 
 #include <cstdint>
 #include <optional>

@@ -13,6 +13,7 @@
 #include "protocol/phase_row_json.hpp"
 #include "measurement/measurement_schema.hpp"
 #include "workload/configuration_json.hpp"
+#include "workload/workload.hpp"
 #include "protocol/phase_protocol.hpp"
 #include "mechanics/input_file.hpp"
 #include "mechanics/json_input.hpp"
@@ -22,29 +23,18 @@ namespace iteragpu {
 namespace {
 
 
-// The model follows from the configuration; the file's synthetic_model must say the same.
-SyntheticModel derived_model(const MeasureConfiguration& request, const JsonObjectReader& configuration,
-                             const JsonObjectReader& written) {
-  SyntheticModel model;
+// The workload follows from the configuration; the file's description of it must say the same.
+std::unique_ptr<const Workload> derived_workload(const MeasureConfiguration& request,
+                                                 const JsonObjectReader& configuration,
+                                                 const JsonObjectReader& document) {
+  std::unique_ptr<const Workload> workload;
   try {
-    model = SyntheticModel::from(request);
+    workload = workload_for(request);
   } catch (const UsageError& error) {
     configuration.fail(error.field(), error.reason());
   }
-  const auto expect = [&written](const char* name, std::int64_t value) {
-    if (written.int64(name) != value)
-      written.fail(name, "is " + std::to_string(written.int64(name)) + " but the configuration gives " +
-                             std::to_string(value));
-  };
-  if (written.text("dtype") != model.dtype) written.fail("dtype", "differs from the configuration's");
-  expect("dtype_bytes", model.dtype_bytes);
-  expect("parameter_count", model.parameter_count);
-  expect("parameter_bytes", model.parameter_bytes);
-  expect("input_bytes", model.input_bytes);
-  const std::vector<std::int64_t> shape = {model.batch, model.context, model.width};
-  if (written.int64s("input_shape") != shape) written.fail("input_shape", "differs from the configuration's");
-  if (written.int64s("output_shape") != shape) written.fail("output_shape", "differs from the configuration's");
-  return model;
+  workload->check_json(document);
+  return workload;
 }
 
 // The rows run_phase_protocol produces, in its order: model_load, inputs, cold_forward,
@@ -163,7 +153,8 @@ Measurement read_measurement_document(const std::string& text, const std::string
   if (measurement.configuration.device != measurement.environment.selected_device)
     configuration.fail("device", measurement.configuration.device + " is not the environment's selected device " +
                                      measurement.environment.selected_device);
-  measurement.model = derived_model(measurement.configuration, configuration, json.object("synthetic_model"));
+  derived_workload(measurement.configuration, configuration, json);
+  measurement.model = SyntheticModel::from(measurement.configuration);
 
   const std::vector<JsonObjectReader> rows = json.objects("phases");
   for (const JsonObjectReader& row : rows) measurement.phases.push_back(read_phase_row_members(row));

@@ -12,6 +12,7 @@
 #include "protocol/phase_row_json.hpp"
 #include "measurement/measurement_schema.hpp"
 #include "workload/configuration_json.hpp"
+#include "workload/workload.hpp"
 #include "protocol/phase_protocol.hpp"
 #include "protocol/phase_table_text.hpp"
 
@@ -76,23 +77,17 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
   require_selected_gpu(measurement.environment);
 
   measurement.prediction = predict_for(request, measurement.environment);
+  const std::unique_ptr<const Workload> workload = workload_for(request);
 
   const int rows_total = phase_row_count(request);
   measurement.phases.reserve(static_cast<std::size_t>(rows_total));
-  run_phase_protocol(*backend, request, measurement.model,
-                     model_spec(measurement.model, device_index, request.seed), [&](PhaseRow row) {
+  run_phase_protocol(*backend, request, *workload, device_index, [&](PhaseRow row) {
     measurement.phases.push_back(std::move(row));
     if (progress) progress(measurement.phases.back(), static_cast<int>(measurement.phases.size()), rows_total);
     throw_if_interrupted(("after phase " + measurement.phases.back().phase).c_str());
   });
   measurement.timing = summarize_warm_repeats(measurement.phases);
   return measurement;
-}
-
-void write_shape(JsonWriter& json, const char* key, std::vector<std::int64_t> dimensions) {
-  json.key(key).begin_array();
-  for (std::int64_t dimension : dimensions) json.value(dimension);
-  json.end_array();
 }
 
 std::vector<std::string> measurement_notes() {
@@ -213,30 +208,7 @@ std::string Measurement::to_json() const {
 
   write_measure_configuration(json, "device", configuration);
 
-  json.key("synthetic_model").begin_object()
-      .key("architecture").value("Linear(width→hidden) → GELU → Linear(hidden→width)")
-      .key("dtype").value(model.dtype)
-      .key("dtype_bytes").value(model.dtype_bytes)
-      .key("layers").begin_array();
-  json.begin_object().key("name").value("linear1").key("type").value("Linear")
-      .key("in_features").value(model.width).key("out_features").value(model.hidden);
-  write_shape(json, "weight_shape", {model.hidden, model.width});
-  write_shape(json, "bias_shape", {model.hidden});
-  json.key("parameters").value(model.width * model.hidden + model.hidden).end_object();
-  json.begin_object().key("name").value("gelu").key("type").value("GELU")
-      .key("parameters").value(std::int64_t{0}).end_object();
-  json.begin_object().key("name").value("linear2").key("type").value("Linear")
-      .key("in_features").value(model.hidden).key("out_features").value(model.width);
-  write_shape(json, "weight_shape", {model.width, model.hidden});
-  write_shape(json, "bias_shape", {model.width});
-  json.key("parameters").value(model.hidden * model.width + model.width).end_object();
-  json.end_array();
-  write_shape(json, "input_shape", {model.batch, model.context, model.width});
-  write_shape(json, "output_shape", {model.batch, model.context, model.width});
-  json.key("parameter_count").value(model.parameter_count)
-      .key("parameter_bytes").value(model.parameter_bytes)
-      .key("input_bytes").value(model.input_bytes)
-      .end_object();
+  workload_for(configuration)->write_json(json);
 
   json.key("prediction");
   if (prediction) {
@@ -353,13 +325,8 @@ std::string Measurement::to_text() const {
   std::string text = "Measurement on " + configuration.device + gpu_name;
   if (environment.stack) text += ", LibTorch " + environment.stack->torch_version;
   if (environment.from_test_double()) text += "\n" + std::string(kTestDoubleMark);
-  text += "\nModel: Linear(" + std::to_string(model.width) + "→" + std::to_string(model.hidden) +
-          ") → GELU → Linear(" + std::to_string(model.hidden) + "→" + std::to_string(model.width) +
-          "), " + model.dtype + ", " + std::to_string(model.parameter_count) + " parameters (" +
-          std::to_string(model.parameter_bytes) + " bytes)\n";
-  text += "Input: [" + std::to_string(model.batch) + ", " + std::to_string(model.context) + ", " +
-          std::to_string(model.width) + "] (" + std::to_string(model.input_bytes) +
-          " bytes); warmup " + std::to_string(configuration.warmup) + ", repeats " +
+  text += "\n" + workload_for(configuration)->measurement_text() + "; warmup " +
+          std::to_string(configuration.warmup) + ", repeats " +
           std::to_string(configuration.repeats) + ", seed " + std::to_string(configuration.seed) + "\n\n";
   char middle[512];
   std::snprintf(middle, sizeof middle, " %8s %12s %12s", "forwards", "host s", "GPU event s");

@@ -1,17 +1,6 @@
-// The prediction rules, in one place: which tensors the model's ops allocate and free, in
-// which order, through which model of the caching allocator (caching_allocator_model.cpp).
-// The sequence mirrors what PyTorch 2.11 runs for nn.Sequential(Linear, GELU, Linear):
-//   .to(device)     weight₁, bias₁, weight₂, bias₂ (registration order), one tensor each;
-//   input           one [batch, context, width] tensor (randn writes in place);
-//   Linear₁         at::linear → at::addmm: the [batch·context, hidden] output first, then,
-//                   on the process's first GEMM, the cuBLAS workspace (kept for the life of
-//                   the handle and stream) and, when the bias-fused cuBLASLt path is taken,
-//                   the cuBLASLt workspace (kept likewise);
-//   GELU            a new [batch·context, hidden] tensor; the pre-activation is freed after;
-//   Linear₂         the [batch·context, width] output; the activation is freed after;
-//   release         the output is freed before the next forward.
-// at::addmm takes the cuBLASLt path for a 1-D bias when both weight dimensions exceed 1
-// (aten/src/ATen/native/cuda/Blas.cpp) unless DISABLE_ADDMM_CUDA_LT=1.
+// The prediction: the measurement's own phase protocol run against a model of PyTorch's
+// caching allocator (caching_allocator_model.cpp), the workload's ops as allocations
+// (workload/workload.hpp), and the environment variables that change what PyTorch allocates.
 
 #include "iteragpu/memory_predictor.hpp"
 
@@ -26,6 +15,7 @@
 #include "mechanics/json_output.hpp"
 #include "protocol/phase_row_json.hpp"
 #include "workload/configuration_json.hpp"
+#include "workload/workload.hpp"
 #include "protocol/phase_protocol.hpp"
 #include "protocol/phase_table_text.hpp"
 #include "mechanics/quantity_parser.hpp"
@@ -86,25 +76,46 @@ struct AllocationSettings {
   }
 };
 
-// Backend over the caching-allocator model: the ops of the real backend, as allocations.
-class AllocatorModelBackend final : public Backend {
+// The caching-allocator model with the GEMM workspaces of the process's first GEMM.
+class ModelledAllocator final : public AllocationRecorder {
  public:
-  AllocatorModelBackend(const PredictionTarget& target, bool cublaslt_used)
+  ModelledAllocator(const PredictionTarget& target, bool cublaslt_used)
       : target_(target), cublaslt_used_(cublaslt_used) {}
 
-  BackendStatus describe(int, StackReport&) override { return unsupported(); }
-  BackendStatus open(const ModelSpec& spec) override {
-    spec_ = spec;
-    dtype_bytes_ = spec.dtype == "float32" ? 4 : 2;
-    return BackendStatus::Ok();
+  Block allocate(std::uint64_t bytes) override { return allocator_.allocate(bytes); }
+  void free(Block block) override { allocator_.free(block); }
+  // The workspaces are allocated inside the first GEMM, after its output, and stay.
+  void gemm_workspaces() override {
+    if (workspaces_allocated_) return;
+    workspaces_allocated_ = true;
+    allocator_.allocate(target_.cublas_workspace_bytes);
+    if (cublaslt_used_ && target_.cublaslt_workspace_bytes > 0)
+      allocator_.allocate(target_.cublaslt_workspace_bytes);
   }
+  CachingAllocatorModel& allocator() { return allocator_; }
+
+ private:
+  PredictionTarget target_;
+  bool cublaslt_used_;
+  CachingAllocatorModel allocator_;
+  bool workspaces_allocated_ = false;
+};
+
+// Backend over the caching-allocator model: the workload's steps, as allocations.
+class AllocatorModelBackend final : public Backend {
+ public:
+  AllocatorModelBackend(const Workload& workload, const PredictionTarget& target, bool cublaslt_used)
+      : workload_(workload), allocator_(target, cublaslt_used) {}
+
+  BackendStatus describe(int, StackReport&) override { return unsupported(); }
+  BackendStatus open(const ModelSpec&) override { return BackendStatus::Ok(); }
   BackendStatus synchronize() override { return BackendStatus::Ok(); }
   BackendStatus read_counters(AllocatorCounters& counters) override {
-    counters = allocator_.counters();
+    counters = allocator_.allocator().counters();
     return BackendStatus::Ok();
   }
   BackendStatus reset_peaks() override {
-    allocator_.reset_peaks();
+    allocator_.allocator().reset_peaks();
     return BackendStatus::Ok();
   }
   BackendStatus start_gpu_timer() override { return BackendStatus::Ok(); }
@@ -112,23 +123,15 @@ class AllocatorModelBackend final : public Backend {
   BackendStatus gpu_timer_seconds(double&) override { return unsupported(); }
 
   BackendStatus load_model() override {
-    for (std::int64_t elements : {spec_.hidden * spec_.width, spec_.hidden,
-                                  spec_.width * spec_.hidden, spec_.width})
-      allocator_.allocate(bytes(elements));
+    workload_.allocate_model(allocator_);
     return BackendStatus::Ok();
   }
   BackendStatus create_inputs() override {
-    allocator_.allocate(bytes(spec_.batch * spec_.context * spec_.width));
+    workload_.allocate_inputs(allocator_);
     return BackendStatus::Ok();
   }
   BackendStatus forward() override {
-    const std::int64_t rows = spec_.batch * spec_.context;
-    const auto pre_activation = allocator_.allocate(bytes(rows * spec_.hidden));
-    first_gemm_workspaces();
-    const auto activation = allocator_.allocate(bytes(rows * spec_.hidden));
-    allocator_.free(pre_activation);
-    output_ = allocator_.allocate(bytes(rows * spec_.width));
-    allocator_.free(activation);
+    output_ = workload_.allocate_forward(allocator_);
     return BackendStatus::Ok();
   }
   BackendStatus release_output() override {
@@ -144,25 +147,10 @@ class AllocatorModelBackend final : public Backend {
     status.code = BackendStatus::Code::kUnsupported;
     return status;
   }
-  std::uint64_t bytes(std::int64_t elements) const {
-    return static_cast<std::uint64_t>(elements) * static_cast<std::uint64_t>(dtype_bytes_);
-  }
-  // The workspaces are allocated inside the first GEMM, after its output.
-  void first_gemm_workspaces() {
-    if (workspaces_allocated_) return;
-    workspaces_allocated_ = true;
-    allocator_.allocate(target_.cublas_workspace_bytes);
-    if (cublaslt_used_ && target_.cublaslt_workspace_bytes > 0)
-      allocator_.allocate(target_.cublaslt_workspace_bytes);
-  }
 
-  PredictionTarget target_;
-  bool cublaslt_used_;
-  ModelSpec spec_;
-  int dtype_bytes_ = 4;
-  CachingAllocatorModel allocator_;
-  bool workspaces_allocated_ = false;
-  std::optional<CachingAllocatorModel::BlockId> output_;
+  const Workload& workload_;
+  ModelledAllocator allocator_;
+  std::optional<AllocationRecorder::Block> output_;
 };
 
 std::string compute_capability_text(const PredictionTarget& target) {
@@ -170,8 +158,8 @@ std::string compute_capability_text(const PredictionTarget& target) {
          std::to_string(target.compute_capability_minor);
 }
 
-std::vector<std::string> prediction_rules() {
-  return {
+std::vector<std::string> prediction_rules(const Workload& workload) {
+  std::vector<std::string> rules = {
       "Tensor bytes = elements × dtype bytes; the caching allocator rounds every request up to a "
       "multiple of 512 bytes (at least 512).",
       "Requests of at most 1 MiB come from the small pool, carved from 2 MiB segments; larger "
@@ -183,9 +171,9 @@ std::vector<std::string> prediction_rules() {
       "are never released.",
       "The first GEMM allocates, after its output, the cuBLAS workspace and (bias-fused cuBLASLt "
       "path) the cuBLASLt workspace; both stay allocated.",
-      "A forward allocates the first layer's output, then GELU's, frees the first, allocates the "
-      "second layer's output and frees GELU's; the output is freed before the next forward.",
   };
+  for (std::string& rule : workload.forward_rules()) rules.push_back(std::move(rule));
+  return rules;
 }
 
 }  // namespace
@@ -259,6 +247,7 @@ PredictionTarget PredictionTarget::resolve(const std::string& device,
 MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configuration,
                                           const PredictionTarget& target) {
   const MeasureConfiguration request = configuration.checked();
+  const std::unique_ptr<const Workload> workload = workload_for(request);
   MemoryPrediction prediction;
   prediction.model = SyntheticModel::from(request);
   prediction.configuration = request;
@@ -267,18 +256,15 @@ MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configurat
 
   const AllocationSettings settings = AllocationSettings::from_environment(target);
   prediction.caveats = settings.caveats;
-  prediction.cublaslt_used =
-      !settings.cublaslt_disabled && prediction.model.width > 1 && prediction.model.hidden > 1;
+  prediction.cublaslt_used = !settings.cublaslt_disabled && workload->uses_cublaslt();
   PredictionTarget modelled = target;
   if (settings.cublaslt_unified) modelled.cublaslt_workspace_bytes = 0;  // shares cuBLAS's
 
-  AllocatorModelBackend backend(modelled, prediction.cublaslt_used);
+  AllocatorModelBackend backend(*workload, modelled, prediction.cublaslt_used);
   prediction.phases.reserve(static_cast<std::size_t>(phase_row_count(request)));
-  run_phase_protocol(backend, request, prediction.model, model_spec(prediction.model, 0, request.seed),
-                     [&](PhaseRow row) {
-                       prediction.phases.push_back(
-                           {row.phase, row.repeat, row.forwards, row.baseline, row.end});
-                     });
+  run_phase_protocol(backend, request, *workload, 0, [&](PhaseRow row) {
+    prediction.phases.push_back({row.phase, row.repeat, row.forwards, row.baseline, row.end});
+  });
   return prediction;
 }
 
@@ -308,7 +294,7 @@ std::string MemoryPrediction::to_json() const {
   }
   json.end_array();
   json.key("caveats").value(caveats);
-  json.key("rules").value(prediction_rules());
+  json.key("rules").value(prediction_rules(*workload_for(configuration)));
   json.key("notes").value(std::vector<std::string>{
       "Predicted counters of this process's PyTorch caching allocator on one GPU, for the "
       "measurement protocol of `iteragpu measure` with the same options; not the whole GPU "
@@ -318,11 +304,8 @@ std::string MemoryPrediction::to_json() const {
 }
 
 std::string MemoryPrediction::to_text() const {
-  std::string text = "Predicted memory for Linear(" + std::to_string(model.width) + "→" +
-                     std::to_string(model.hidden) + ") → GELU → Linear(" +
-                     std::to_string(model.hidden) + "→" + std::to_string(model.width) + "), " +
-                     model.dtype + ", input [" + std::to_string(model.batch) + ", " +
-                     std::to_string(model.context) + ", " + std::to_string(model.width) + "]\n";
+  const std::unique_ptr<const Workload> workload = workload_for(configuration);
+  std::string text = "Predicted memory for " + workload->heading() + "\n";
   text += "GPU: " + (target.gpu_name.empty() ? std::string("compute capability ")
                                              : target.gpu_name + ", compute capability ") +
           compute_capability_text(target) + "; cuBLAS workspace " +
@@ -335,7 +318,7 @@ std::string MemoryPrediction::to_text() const {
     text += phase_table_row(row.phase, row.repeat, "", row.baseline, row.end);
   text += "\nPredicted caching-allocator counters (bytes) of one process on one GPU; not the CUDA "
           "context or other processes. Rules:\n";
-  for (const std::string& rule : prediction_rules()) text += "  - " + rule + "\n";
+  for (const std::string& rule : prediction_rules(*workload)) text += "  - " + rule + "\n";
   for (const std::string& caveat : caveats) text += "Caveat: " + caveat + "\n";
   return text;
 }

@@ -9,19 +9,17 @@
 namespace iteragpu {
 namespace {
 
-std::string configuration_text(const MeasureConfiguration& request, const SyntheticModel& model) {
-  return request.device + ", batch " + std::to_string(model.batch) + ", context " +
-         std::to_string(model.context) + ", width " + std::to_string(model.width) + ", hidden " +
-         std::to_string(model.hidden) + ", dtype " + model.dtype + ", warmup " +
-         std::to_string(request.warmup) + ", repeats " + std::to_string(request.repeats);
+std::string configuration_text(const MeasureConfiguration& request, const Workload& workload) {
+  return request.device + ", " + workload.shape_text() + ", warmup " + std::to_string(request.warmup) +
+         ", repeats " + std::to_string(request.repeats);
 }
 
 // One phase: the order of calls is the protocol of SPEC §3 (see Backend). Nothing in the
 // timed region allocates or formats; failures leave it by exception.
 class PhaseProtocol {
  public:
-  PhaseProtocol(Backend& backend, const MeasureConfiguration& request, const SyntheticModel& model)
-      : backend_(backend), request_(request), model_(model) {}
+  PhaseProtocol(Backend& backend, const MeasureConfiguration& request, const Workload& workload)
+      : backend_(backend), request_(request), workload_(workload) {}
 
   template <typename Work>
   PhaseRow run(const char* phase, int repeat, int forwards, Work&& work) {
@@ -56,7 +54,7 @@ class PhaseProtocol {
   }
 
   [[noreturn]] void fail(const BackendStatus& status, const std::string& phase) const {
-    const std::string configuration = configuration_text(request_, model_);
+    const std::string configuration = configuration_text(request_, workload_);
     const std::string detail = status.message.empty() ? "" : ": " + status.message;
     switch (status.code) {
       case BackendStatus::Code::kOutOfMemory:
@@ -66,7 +64,7 @@ class PhaseProtocol {
         throw DeviceUnavailable(request_.device + " is not available (" + phase + ")" + detail +
                                 "; nothing was measured");
       case BackendStatus::Code::kUnsupported:
-        throw UsageError("dtype", model_.dtype + " is not supported on " + request_.device + " (" +
+        throw UsageError("dtype", request_.dtype + " is not supported on " + request_.device + " (" +
                                       phase + ")" + detail);
       default:
         throw MeasurementFailed("the measurement failed during phase " + phase + " (" +
@@ -77,7 +75,7 @@ class PhaseProtocol {
  private:
   Backend& backend_;
   const MeasureConfiguration& request_;
-  const SyntheticModel& model_;
+  const Workload& workload_;
 };
 
 // The backend frees the model, inputs and output whatever happens.
@@ -92,24 +90,11 @@ int phase_row_count(const MeasureConfiguration& request) {
   return 3 + (request.warmup > 0 ? 1 : 0) + request.repeats;
 }
 
-ModelSpec model_spec(const SyntheticModel& model, int device_index, std::uint64_t seed) {
-  ModelSpec spec;
-  spec.device_index = device_index;
-  spec.batch = model.batch;
-  spec.context = model.context;
-  spec.width = model.width;
-  spec.hidden = model.hidden;
-  spec.dtype = model.dtype;
-  spec.seed = seed;
-  return spec;
-}
-
-void run_phase_protocol(Backend& backend, const MeasureConfiguration& request,
-                        const SyntheticModel& model, const ModelSpec& spec,
-                        const std::function<void(PhaseRow row)>& record) {
-  PhaseProtocol protocol(backend, request, model);
+void run_phase_protocol(Backend& backend, const MeasureConfiguration& request, const Workload& workload,
+                        int device_index, const std::function<void(PhaseRow row)>& record) {
+  PhaseProtocol protocol(backend, request, workload);
   BackendSession session{backend};
-  protocol.check(backend.open(spec), "device selection");
+  protocol.check(backend.open(workload.model_spec(device_index, request.seed)), "device selection");
 
   bool output_alive = false;
   // The previous forward's output lives until its phase has recorded its end values.

@@ -10,6 +10,7 @@
 #include "iteragpu/measure_configuration.hpp"
 #include "iteragpu/phase_row.hpp"
 #include "iteragpu/timing_statistics.hpp"
+#include "workload/workload.hpp"
 
 
 namespace iteragpu {
@@ -18,15 +19,12 @@ namespace iteragpu {
 // then one warm_forward per repeat.
 int phase_row_count(const MeasureConfiguration& request);
 
-ModelSpec model_spec(const SyntheticModel& model, int device_index, std::uint64_t seed);
-
-// Opens `backend` with `spec`, runs every phase, and closes it whatever happens. `record` is
+// Opens `backend` with the workload's model on `device_index`, runs every phase, and closes it whatever happens. `record` is
 // called with each row as soon as it is complete (it may throw to stop). A backend failure
 // is thrown as the core's error for it (OutOfMemory naming the phase and configuration,
 // DeviceUnavailable, UsageError for an unsupported dtype, MeasurementFailed).
-void run_phase_protocol(Backend& backend, const MeasureConfiguration& request,
-                        const SyntheticModel& model, const ModelSpec& spec,
-                        const std::function<void(PhaseRow row)>& record);
+void run_phase_protocol(Backend& backend, const MeasureConfiguration& request, const Workload& workload,
+                        int device_index, const std::function<void(PhaseRow row)>& record);
 
 // The spread of the warm_forward rows' times; GPU event times only when every row has one.
 TimingSummary summarize_warm_repeats(const std::vector<PhaseRow>& phases);

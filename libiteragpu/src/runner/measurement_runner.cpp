@@ -14,6 +14,7 @@
 #include "iteragpu/error.hpp"
 #include "protocol/phase_row_json.hpp"
 #include "workload/configuration_json.hpp"
+#include "workload/workload.hpp"
 #include "runner/worker_process.hpp"
 #include "runner/worker_protocol.hpp"
 #include "mechanics/atomic_output_file.hpp"
@@ -213,12 +214,9 @@ std::string MeasurementSummary::to_json() const {
 }
 
 std::string MeasurementSummary::to_text() const {
-  const SyntheticModel model = SyntheticModel::from(configuration);
   std::string text = "Measurement of " + std::to_string(devices.size()) +
-                     (devices.size() == 1 ? " GPU" : " GPUs") +
-                     " at the same time, one worker process each: batch " + std::to_string(model.batch) +
-                     ", context " + std::to_string(model.context) + ", width " + std::to_string(model.width) +
-                     ", hidden " + std::to_string(model.hidden) + ", dtype " + model.dtype + ", warmup " +
+                     (devices.size() == 1 ? " GPU" : " GPUs") + " at the same time, one worker process each: " +
+                     workload_for(configuration)->shape_text() + ", warmup " +
                      std::to_string(configuration.warmup) + ", repeats " + std::to_string(configuration.repeats) +
                      ", seed " + std::to_string(configuration.seed) + "\n\n";
   char line[1024];

@@ -1,0 +1,224 @@
+// The first workload: Linear(width→hidden) → GELU → Linear(hidden→width), the synthetic model
+// of the original kit. Its sizes follow from the configuration (SyntheticModel::from, the
+// bounds that keep every size computation far from overflow), its tensors and forward are
+// the backend's ModelSpec, and its allocations mirror what PyTorch 2.11 runs for
+// nn.Sequential(Linear, GELU, Linear):
+//   .to(device)     weight₁, bias₁, weight₂, bias₂ (registration order), one tensor each;
+//   input           one [batch, context, width] tensor (randn writes in place);
+//   Linear₁         at::linear → at::addmm: the [batch·context, hidden] output first, then,
+//                   on the process's first GEMM, the cuBLAS workspace (kept for the life of
+//                   the handle and stream) and, when the bias-fused cuBLASLt path is taken,
+//                   the cuBLASLt workspace (kept likewise);
+//   GELU            a new [batch·context, hidden] tensor; the pre-activation is freed after;
+//   Linear₂         the [batch·context, width] output; the activation is freed after;
+//   release         the output is freed before the next forward.
+// at::addmm takes the cuBLASLt path for a 1-D bias when both weight dimensions exceed 1
+// (aten/src/ATen/native/cuda/Blas.cpp) unless DISABLE_ADDMM_CUDA_LT=1.
+
+#include "workload/workload.hpp"
+
+#include <string>
+#include <vector>
+
+#include "iteragpu/error.hpp"
+
+namespace iteragpu {
+namespace {
+
+constexpr std::int64_t kMaxDimension = kMaxModelDimension;
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;   // per tensor
+constexpr int kMaxForwards = kMaxForwardCount;                 // warmup, repeats
+
+struct DtypeSize {
+  const char* name;
+  int bytes;
+};
+constexpr DtypeSize kDtypes[] = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}};
+
+void check_dimension(std::int64_t value, const char* field, std::int64_t minimum) {
+  if (value < minimum)
+    throw UsageError(field, std::to_string(value) + " is too small; expected an integer from " +
+                                std::to_string(minimum) + " to " + std::to_string(kMaxDimension));
+  if (value > kMaxDimension)
+    throw UsageError(field, std::to_string(value) + " is too large; expected an integer from " +
+                                std::to_string(minimum) + " to " + std::to_string(kMaxDimension) +
+                                " (this is a bounded measurement)");
+}
+
+void check_count(int value, const char* field, int minimum) {
+  if (value < minimum || value > kMaxForwards)
+    throw UsageError(field, std::to_string(value) + " is out of range; expected an integer from " +
+                                std::to_string(minimum) + " to " + std::to_string(kMaxForwards));
+}
+
+// a × b × c elements, refused beyond kMaxElements (which also rules out overflow).
+std::int64_t bounded_elements(std::int64_t a, std::int64_t b, std::int64_t c, const char* what) {
+  std::int64_t ab = 0, abc = 0;
+  if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc) || abc > kMaxElements)
+    throw UsageError("", "the " + std::string(what) + " would exceed " + std::to_string(kMaxElements) +
+                             " elements; reduce the batch, context, width or hidden size");
+  return abc;
+}
+
+
+
+void write_shape(JsonWriter& json, const char* key, std::vector<std::int64_t> dimensions) {
+  json.key(key).begin_array();
+  for (std::int64_t dimension : dimensions) json.value(dimension);
+  json.end_array();
+}
+
+std::string architecture_text(const SyntheticModel& model) {
+  return "Linear(" + std::to_string(model.width) + "→" + std::to_string(model.hidden) + ") → GELU → Linear(" +
+         std::to_string(model.hidden) + "→" + std::to_string(model.width) + ")";
+}
+
+class SyntheticMlp final : public Workload {
+ public:
+  explicit SyntheticMlp(SyntheticModel model) : model_(std::move(model)) {}
+
+  std::string shape_text() const override {
+    return "batch " + std::to_string(model_.batch) + ", context " + std::to_string(model_.context) +
+           ", width " + std::to_string(model_.width) + ", hidden " + std::to_string(model_.hidden) +
+           ", dtype " + model_.dtype;
+  }
+
+  ModelSpec model_spec(int device_index, std::uint64_t seed) const override {
+    ModelSpec spec;
+    spec.device_index = device_index;
+    spec.batch = model_.batch;
+    spec.context = model_.context;
+    spec.width = model_.width;
+    spec.hidden = model_.hidden;
+    spec.dtype = model_.dtype;
+    spec.seed = seed;
+    return spec;
+  }
+
+  void allocate_model(AllocationRecorder& allocator) const override {
+    for (std::int64_t elements : {model_.hidden * model_.width, model_.hidden, model_.width * model_.hidden,
+                                  model_.width})
+      allocator.allocate(bytes(elements));
+  }
+  void allocate_inputs(AllocationRecorder& allocator) const override {
+    allocator.allocate(bytes(model_.batch * model_.context * model_.width));
+  }
+  AllocationRecorder::Block allocate_forward(AllocationRecorder& allocator) const override {
+    const std::int64_t rows = model_.batch * model_.context;
+    const auto pre_activation = allocator.allocate(bytes(rows * model_.hidden));
+    allocator.gemm_workspaces();
+    const auto activation = allocator.allocate(bytes(rows * model_.hidden));
+    allocator.free(pre_activation);
+    const auto output = allocator.allocate(bytes(rows * model_.width));
+    allocator.free(activation);
+    return output;
+  }
+  bool uses_cublaslt() const override { return model_.width > 1 && model_.hidden > 1; }
+  std::vector<std::string> forward_rules() const override {
+    return {"A forward allocates the first layer's output, then GELU's, frees the first, allocates the "
+            "second layer's output and frees GELU's; the output is freed before the next forward."};
+  }
+
+  std::string heading() const override {
+    return architecture_text(model_) + ", " + model_.dtype + ", input [" + std::to_string(model_.batch) + ", " +
+           std::to_string(model_.context) + ", " + std::to_string(model_.width) + "]";
+  }
+
+  std::string measurement_text() const override {
+    return "Model: " + architecture_text(model_) + ", " + model_.dtype + ", " +
+           std::to_string(model_.parameter_count) + " parameters (" + std::to_string(model_.parameter_bytes) +
+           " bytes)\nInput: [" + std::to_string(model_.batch) + ", " + std::to_string(model_.context) + ", " +
+           std::to_string(model_.width) + "] (" + std::to_string(model_.input_bytes) + " bytes)";
+  }
+
+  void write_json(JsonWriter& json) const override {
+    const SyntheticModel& model = model_;
+    json.key("synthetic_model").begin_object()
+        .key("architecture").value("Linear(width→hidden) → GELU → Linear(hidden→width)")
+        .key("dtype").value(model.dtype)
+        .key("dtype_bytes").value(model.dtype_bytes)
+        .key("layers").begin_array();
+    json.begin_object().key("name").value("linear1").key("type").value("Linear")
+        .key("in_features").value(model.width).key("out_features").value(model.hidden);
+    write_shape(json, "weight_shape", {model.hidden, model.width});
+    write_shape(json, "bias_shape", {model.hidden});
+    json.key("parameters").value(model.width * model.hidden + model.hidden).end_object();
+    json.begin_object().key("name").value("gelu").key("type").value("GELU")
+        .key("parameters").value(std::int64_t{0}).end_object();
+    json.begin_object().key("name").value("linear2").key("type").value("Linear")
+        .key("in_features").value(model.hidden).key("out_features").value(model.width);
+    write_shape(json, "weight_shape", {model.width, model.hidden});
+    write_shape(json, "bias_shape", {model.width});
+    json.key("parameters").value(model.hidden * model.width + model.width).end_object();
+    json.end_array();
+    write_shape(json, "input_shape", {model.batch, model.context, model.width});
+    write_shape(json, "output_shape", {model.batch, model.context, model.width});
+    json.key("parameter_count").value(model.parameter_count)
+        .key("parameter_bytes").value(model.parameter_bytes)
+        .key("input_bytes").value(model.input_bytes)
+        .end_object();
+  }
+
+  void check_json(const JsonObjectReader& document) const override {
+    const JsonObjectReader written = document.object("synthetic_model");
+    const auto expect = [&written](const char* name, std::int64_t value) {
+      if (written.int64(name) != value)
+        written.fail(name, "is " + std::to_string(written.int64(name)) + " but the configuration gives " +
+                               std::to_string(value));
+    };
+    if (written.text("dtype") != model_.dtype) written.fail("dtype", "differs from the configuration's");
+    expect("dtype_bytes", model_.dtype_bytes);
+    expect("parameter_count", model_.parameter_count);
+    expect("parameter_bytes", model_.parameter_bytes);
+    expect("input_bytes", model_.input_bytes);
+    const std::vector<std::int64_t> shape = {model_.batch, model_.context, model_.width};
+    if (written.int64s("input_shape") != shape) written.fail("input_shape", "differs from the configuration's");
+    if (written.int64s("output_shape") != shape) written.fail("output_shape", "differs from the configuration's");
+  }
+
+ private:
+  std::uint64_t bytes(std::int64_t elements) const {
+    return static_cast<std::uint64_t>(elements) * static_cast<std::uint64_t>(model_.dtype_bytes);
+  }
+
+  SyntheticModel model_;
+};
+
+}  // namespace
+
+SyntheticModel SyntheticModel::from(const MeasureConfiguration& request) {
+  SyntheticModel model;
+  check_dimension(request.batch, "batch", 1);
+  check_dimension(request.context, "context", 1);
+  check_dimension(request.width, "width", 1);
+  if (request.hidden != 0) check_dimension(request.hidden, "hidden", 1);
+  check_count(request.warmup, "warmup", 0);
+  check_count(request.repeats, "repeats", 1);
+  for (const auto& dtype : kDtypes)
+    if (request.dtype == dtype.name) model.dtype_bytes = dtype.bytes;
+  if (model.dtype_bytes == 0)
+    throw UsageError("dtype", "'" + request.dtype + "' is not a supported dtype; expected float32, "
+                              "float16 or bfloat16");
+  model.dtype = request.dtype;
+  model.batch = request.batch;
+  model.context = request.context;
+  model.width = request.width;
+  model.hidden = request.hidden != 0 ? request.hidden : 4 * request.width;
+  if (model.hidden > kMaxDimension)
+    throw UsageError("width", std::to_string(request.width) + " gives a default hidden size 4 × width "
+                              "above " + std::to_string(kMaxDimension) + "; give the hidden size or reduce the width");
+  // Linear(width→hidden) weight and bias, Linear(hidden→width) weight and bias.
+  const std::int64_t weights = bounded_elements(2, model.width, model.hidden, "model's weights");
+  model.parameter_count = weights + model.hidden + model.width;
+  model.parameter_bytes = model.parameter_count * model.dtype_bytes;
+  model.input_bytes = bounded_elements(model.batch, model.context, model.width, "input") * model.dtype_bytes;
+  bounded_elements(model.batch, model.context, model.hidden, "hidden activation");
+  return model;
+}
+
+
+std::unique_ptr<const Workload> workload_for(const MeasureConfiguration& configuration) {
+  return std::make_unique<SyntheticMlp>(SyntheticModel::from(configuration));
+}
+
+}  // namespace iteragpu

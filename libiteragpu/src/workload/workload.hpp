@@ -1,0 +1,69 @@
+#pragma once
+// The seam between the measurement protocol and what runs inside its phases. A workload is
+// what a configuration asks to run: its tensors and forward (as the backend's ModelSpec), the
+// allocations its ops make (for the predictor), and its description in text and JSON (for
+// messages, the measurement file and its reader). The protocol, the predictor, the measurer,
+// the reader and the runner's summary use this interface only; the synthetic MLP
+// (synthetic_mlp.cpp) is the first implementation.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "iteragpu/backend.hpp"
+#include "iteragpu/measure_configuration.hpp"
+#include "mechanics/json_input.hpp"
+#include "mechanics/json_output.hpp"
+
+namespace iteragpu {
+
+// Where a workload's predicted allocations go: the predictor's model of PyTorch's caching
+// allocator, with the GEMM workspaces the process's first GEMM allocates.
+class AllocationRecorder {
+ public:
+  using Block = std::uint64_t;
+  virtual ~AllocationRecorder() = default;
+  virtual Block allocate(std::uint64_t bytes) = 0;
+  virtual void free(Block block) = 0;
+  // Called inside every GEMM, after its output is allocated: the first one allocates the
+  // cuBLAS workspace and, on the bias-fused cuBLASLt path, the cuBLASLt workspace.
+  virtual void gemm_workspaces() = 0;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+
+  // How messages name the configuration's shape: "batch 1, context 16, width 64, hidden 256,
+  // dtype float32".
+  virtual std::string shape_text() const = 0;
+  // What the backend builds and runs on `device_index`.
+  virtual ModelSpec model_spec(int device_index, std::uint64_t seed) const = 0;
+
+  // The allocations of the backend's steps, in the order its ops make them.
+  virtual void allocate_model(AllocationRecorder& allocator) const = 0;
+  virtual void allocate_inputs(AllocationRecorder& allocator) const = 0;
+  // One forward; returns the block of its output, freed before the next forward.
+  virtual AllocationRecorder::Block allocate_forward(AllocationRecorder& allocator) const = 0;
+  // Whether its GEMMs take at::addmm's bias-fused cuBLASLt path (and its workspace), unless
+  // the environment disables it.
+  virtual bool uses_cublaslt() const = 0;
+  // The prediction rules its forward adds to the allocator's.
+  virtual std::vector<std::string> forward_rules() const = 0;
+
+  // The heading of a prediction: "Linear(64→256) → GELU → Linear(256→64), float32, input [1, 16, 64]".
+  virtual std::string heading() const = 0;
+  // The model and input lines of a measurement's text.
+  virtual std::string measurement_text() const = 0;
+  // Writes its section of a measurement file (key and object).
+  virtual void write_json(JsonWriter& json) const = 0;
+  // Checks the section a measurement file wrote against this workload (the reader);
+  // DataFileError naming the member that differs.
+  virtual void check_json(const JsonObjectReader& document) const = 0;
+};
+
+// The workload a checked configuration asks for (UsageError when its values do not make one).
+std::unique_ptr<const Workload> workload_for(const MeasureConfiguration& configuration);
+
+}  // namespace iteragpu
