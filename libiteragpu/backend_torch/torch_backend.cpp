@@ -1,5 +1,6 @@
-// iteragpu::Backend implemented with LibTorch: the only place where the project touches
-// tensors. Built as the plugin libiteragpu_torch_backend.so; the core opens it with dlopen and
+// iteragpu::Backend implemented with LibTorch: the device, its allocator counters and timers;
+// what runs inside the phases is a TorchWorkload (torch_workload.hpp), the only code of the
+// project that touches tensors. Built as the plugin libiteragpu_torch_backend.so; the core opens it with dlopen and
 // talks to it through the two extern "C" entry points at the end of this file. Every method
 // catches what LibTorch throws and returns a BackendStatus, so nothing unwinds into the core.
 
@@ -11,7 +12,6 @@
 
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "iteragpu/backend.hpp"
+#include "torch_workload.hpp"
 
 #if ITERAGPU_BACKEND_HAS_CUDA
 #include "cuda_device.hpp"
@@ -191,9 +192,9 @@ class TorchBackend final : public Backend {
                           "." + std::to_string(device.compute_capability_minor));
       }
       cuda_select_device(spec.device_index);
-      spec_ = spec;
-      scalar_type_ = *scalar_type;
-      device_ = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(spec.device_index));
+      device_index_ = spec.device_index;
+      workload_ = make_torch_workload(
+          spec, *scalar_type, c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(spec.device_index)));
       timer_ = std::make_unique<CudaEventTimer>(spec.device_index);
       opened_ = true;
       return BackendStatus::Ok();
@@ -206,13 +207,13 @@ class TorchBackend final : public Backend {
 
   BackendStatus synchronize() override {
     if (!opened_) return not_open();
-    return guarded("synchronize", [&] { torch::cuda::synchronize(spec_.device_index); });
+    return guarded("synchronize", [&] { torch::cuda::synchronize(device_index_); });
   }
 
   BackendStatus read_counters(AllocatorCounters& counters) override {
     if (!opened_) return not_open();
 #if ITERAGPU_BACKEND_HAS_CUDA
-    return guarded("read_counters", [&] { counters = cuda_allocator_counters(spec_.device_index); });
+    return guarded("read_counters", [&] { counters = cuda_allocator_counters(device_index_); });
 #else
     (void)counters;
     return not_open();
@@ -222,7 +223,7 @@ class TorchBackend final : public Backend {
   BackendStatus reset_peaks() override {
     if (!opened_) return not_open();
 #if ITERAGPU_BACKEND_HAS_CUDA
-    return guarded("reset_peaks", [&] { cuda_reset_peaks(spec_.device_index); });
+    return guarded("reset_peaks", [&] { cuda_reset_peaks(device_index_); });
 #else
     return not_open();
 #endif
@@ -258,67 +259,32 @@ class TorchBackend final : public Backend {
 
   BackendStatus load_model() override {
     if (!opened_) return not_open();
-    return guarded("load_model", [&] {
-      torch::NoGradGuard no_grad;
-      // As torch.nn.Sequential(Linear, GELU, Linear) seeded, then .to(dtype), then
-      // .to(device) from Python: kaiming-uniform weights and uniform biases drawn on the CPU,
-      // converted on the CPU, then each parameter copied to the device in registration order
-      // (weight, bias of the first layer, then of the second): the device holds exactly the
-      // four parameter tensors.
-      torch::manual_seed(spec_.seed);
-      torch::nn::Linear expand(spec_.width, spec_.hidden);
-      torch::nn::Linear project(spec_.hidden, spec_.width);
-      for (torch::nn::Linear* layer : {&expand, &project}) (*layer)->to(scalar_type_);
-      for (torch::nn::Linear* layer : {&expand, &project}) (*layer)->to(device_);
-      expand_ = std::move(expand);
-      project_ = std::move(project);
-    });
+    return guarded("load_model", [&] { workload_->load_model(); });
   }
 
   BackendStatus create_inputs() override {
     if (!opened_) return not_open();
-    return guarded("create_inputs", [&] {
-      // The device's generator, reseeded: the same seed gives the same input on every run.
-      at::Generator generator = at::globalContext().defaultGenerator(device_);
-      {
-        std::lock_guard<std::mutex> lock(generator.mutex());
-        generator.set_current_seed(spec_.seed);
-      }
-      input_ = torch::randn({spec_.batch, spec_.context, spec_.width}, generator,
-                            torch::TensorOptions().dtype(scalar_type_).device(device_));
-    });
+    return guarded("create_inputs", [&] { workload_->create_inputs(); });
   }
 
   BackendStatus forward() override {
     if (!opened_) return not_open();
-    if (!expand_ || !project_ || !input_.defined()) {
+    if (!workload_->ready()) {
       return status(Code::kFailed, "forward: the model and the inputs must exist first");
     }
-    return guarded("forward", [&] {
-      c10::InferenceMode inference;
-      // The ATen ops torch.nn.Linear and torch.nn.GELU call from Python: at::linear (for a
-      // contiguous 3-D input: a view to 2-D and at::addmm with the bias fused into the GEMM)
-      // and at::gelu (exact, approximate="none"). torch::nn::Linear's C++ forward takes
-      // another path for 3-D inputs (a GEMM, then a separate bias add), so it is not used.
-      // One named tensor, reassigned, as nn.Sequential does: the pre-activation is freed
-      // once GELU has read it, before the second layer allocates.
-      torch::Tensor hidden = at::linear(input_, expand_->weight, expand_->bias);
-      hidden = at::gelu(hidden);
-      output_ = at::linear(hidden, project_->weight, project_->bias);
-    });
+    return guarded("forward", [&] { workload_->forward(); });
   }
 
   BackendStatus release_output() override {
-    return guarded("release_output", [&] { output_ = torch::Tensor(); });
+    if (!workload_) return BackendStatus::Ok();
+    return guarded("release_output", [&] { workload_->release_output(); });
   }
 
   void close() override {
     // Tensors go back to the caching allocator; its cache is deliberately left as it is.
     try {
-      output_ = torch::Tensor();
-      input_ = torch::Tensor();
-      expand_ = nullptr;
-      project_ = nullptr;
+      if (workload_) workload_->release();
+      workload_.reset();
 #if ITERAGPU_BACKEND_HAS_CUDA
       timer_.reset();  // its events go while the CUDA runtime is surely still there
 #endif
@@ -357,13 +323,8 @@ class TorchBackend final : public Backend {
   }
 
   bool opened_ = false;
-  ModelSpec spec_;
-  c10::ScalarType scalar_type_ = c10::ScalarType::Float;
-  c10::Device device_{c10::DeviceType::CPU};
-  torch::nn::Linear expand_{nullptr};   // width → hidden
-  torch::nn::Linear project_{nullptr};  // hidden → width
-  torch::Tensor input_;
-  torch::Tensor output_;
+  int device_index_ = 0;
+  std::unique_ptr<TorchWorkload> workload_;  // what runs inside the phases, once open
 #if ITERAGPU_BACKEND_HAS_CUDA
   std::unique_ptr<CudaEventTimer> timer_;
 #endif
