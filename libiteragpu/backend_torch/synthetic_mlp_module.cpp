@@ -1,6 +1,6 @@
 // The synthetic MLP in LibTorch: Linear(width→hidden) → GELU → Linear(hidden→width), built,
 // seeded and run with the ATen ops PyTorch runs for it from Python. Its allocations are
-// written down for the predictor in libiteragpu/src/workload/synthetic_mlp.cpp.
+// written down for the predictor in libiteragpu/src/workload/synthetic_model.cpp.
 
 #include <ATen/ATen.h>
 #include <torch/torch.h>

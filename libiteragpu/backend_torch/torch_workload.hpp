@@ -4,7 +4,7 @@
 // counters, the timers and the mapping of LibTorch's exceptions onto statuses; a workload
 // only builds and runs its tensors, and throws what LibTorch throws. The synthetic MLP
 // (synthetic_mlp_module.cpp) is the first one, the counterpart of the core's
-// libiteragpu/src/workload/synthetic_mlp.cpp.
+// libiteragpu/src/workload/synthetic_model.cpp.
 
 #include <torch/torch.h>
 

@@ -10,6 +10,7 @@
 #include "iteragpu/environment.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/measure_configuration.hpp"
+#include "iteragpu/synthetic_model.hpp"
 #include "iteragpu/memory_predictor.hpp"
 #include "iteragpu/phase_row.hpp"
 #include "iteragpu/timing_statistics.hpp"

@@ -15,6 +15,7 @@
 #include "iteragpu/backend.hpp"
 #include "iteragpu/environment.hpp"
 #include "iteragpu/measure_configuration.hpp"
+#include "iteragpu/synthetic_model.hpp"
 
 namespace iteragpu {
 

@@ -1,6 +1,6 @@
 #pragma once
 // A bounded, reproducible memory and time measurement of a workload (the synthetic MLP of
-// workload/synthetic_mlp.cpp) on one GPU, phase by phase (SPEC §3), in this process.
+// workload/synthetic_model.cpp) on one GPU, phase by phase (SPEC §3), in this process.
 
 #include <cstdint>
 #include <functional>

@@ -1,7 +1,7 @@
-// A measurement request parsed once per run: whole numbers in range, the default hidden
-// size resolved, the dtype known. The bounds keep every size computation far from
-// overflow and the workload bounded; anything within them that does not fit on the GPU is
-// the device's out-of-memory answer.
+// A measurement request parsed once, at the edge: whole numbers in range, then checked by
+// the workload (synthetic_model.cpp: the bounds that keep every size computation far from
+// overflow); anything within them that does not fit on the GPU is the device's
+// out-of-memory answer.
 
 #include "iteragpu/measure_configuration.hpp"
 
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "iteragpu/error.hpp"
+#include "iteragpu/synthetic_model.hpp"
 #include "mechanics/quantity_parser.hpp"
 
 namespace iteragpu {

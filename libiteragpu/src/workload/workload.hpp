@@ -4,7 +4,7 @@
 // allocations its ops make (for the predictor), and its description in text and JSON (for
 // messages, the measurement file and its reader). The protocol, the predictor, the measurer,
 // the reader and the runner's summary use this interface only; the synthetic MLP
-// (synthetic_mlp.cpp) is the first implementation.
+// (synthetic_model.cpp) is the first implementation.
 
 #include <cstdint>
 #include <memory>

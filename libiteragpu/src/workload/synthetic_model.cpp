@@ -15,12 +15,13 @@
 // at::addmm takes the cuBLASLt path for a 1-D bias when both weight dimensions exceed 1
 // (aten/src/ATen/native/cuda/Blas.cpp) unless DISABLE_ADDMM_CUDA_LT=1.
 
-#include "workload/workload.hpp"
+#include "iteragpu/synthetic_model.hpp"
 
 #include <string>
 #include <vector>
 
 #include "iteragpu/error.hpp"
+#include "workload/workload.hpp"
 
 namespace iteragpu {
 namespace {

@@ -1,0 +1,437 @@
+// The measurement file: a Measurement written as JSON and text, and read back into the values
+// that wrote it (Measurement::from_json, read) — the one reader of measurement files, used by
+// the runner, compare, sweep and the results table. What is read is checked to be a whole
+// measurement: valid against the schemas, a workload that follows from the configuration, the
+// rows the configuration produces in the protocol's order, and a prediction summary that
+// agrees with its rows. Members derived from others (layers, shapes, differences, notes) are
+// not kept: to_json() writes them again from what was read.
+
+#include "iteragpu/measurement.hpp"
+
+#include <rapidjson/document.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "environment/environment_json.hpp"
+#include "iteragpu/error.hpp"
+#include "measurement/measurement_schema.hpp"
+#include "mechanics/input_file.hpp"
+#include "mechanics/json_input.hpp"
+#include "mechanics/json_output.hpp"
+#include "mechanics/quantity_parser.hpp"
+#include "protocol/phase_protocol.hpp"
+#include "protocol/phase_row_json.hpp"
+#include "protocol/phase_table_text.hpp"
+#include "workload/configuration_json.hpp"
+#include "workload/workload.hpp"
+
+namespace iteragpu {
+namespace {
+
+std::vector<std::string> measurement_notes() {
+  return {
+      "allocated_bytes is part of reserved_bytes: never add them.",
+      "peak_allocated_bytes and peak_reserved_bytes are separate maxima over the phase (the "
+      "peaks are reset at its start): never subtract one from the other.",
+      "The counters cover this process's LibTorch caching allocator on the selected GPU only: "
+      "not the whole GPU memory, the driver or CUDA context, other processes or other GPUs.",
+      "host_seconds is host wall-clock time around the phase's work and the synchronization "
+      "that ends it: it includes host overhead and synchronization and is not isolated kernel "
+      "time. gpu_event_seconds is the time between GPU events recorded around the same work "
+      "(GPU event time, not host time); null when the backend has no GPU timer.",
+      "Each forward's output is still alive when its phase ends (it counts in the end values) "
+      "and is released before the next forward; weights and inputs persist across forwards; "
+      "the allocator cache is never emptied.",
+      "model_load includes building and initialising the model on the CPU; its memory counters "
+      "are the GPU's only. cold_forward is the first forward after device, generator and inputs "
+      "are initialised, not a machine or driver cold start.",
+      "Inference only: no gradients, autocast, optimizer, quantization or multi-GPU split.",
+      "The figures depend on the allocator and the software versions: keep the environment "
+      "section with the results.",
+  };
+}
+
+void write_spread(JsonWriter& json, const SpreadStatistics& spread) {
+  json.begin_object()
+      .key("count").value(spread.count)
+      .key("median").value(spread.median)
+      .key("iqr").value(spread.iqr)
+      .key("min").value(spread.min)
+      .key("max").value(spread.max)
+      .key("mean").value(spread.mean)
+      .key("stdev").value(spread.stdev)
+      .key("cv").value(spread.cv)
+      .end_object();
+}
+
+void write_timing(JsonWriter& json, const TimingSummary& timing) {
+  json.key("timing").begin_object().key("warm_repeats").value(timing.warm_repeats);
+  json.key("host_seconds");
+  write_spread(json, timing.host_seconds);
+  json.key("gpu_event_seconds");
+  if (timing.gpu_event_seconds) {
+    write_spread(json, *timing.gpu_event_seconds);
+  } else {
+    json.null();
+  }
+  json.key("warnings").begin_array();
+  for (const TimingWarning& warning : timing.warnings)
+    json.begin_object().key("code").value(warning.code).key("clock").value(warning.clock)
+        .key("message").value(warning.message).end_object();
+  json.end_array().end_object();
+}
+
+// The spread of the warm repeats, a row per clock, then the warnings.
+std::string timing_text(const TimingSummary& timing) {
+  std::string text = "\nWarm repeats (" + std::to_string(timing.warm_repeats) + "), microseconds:\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-15s %10s %10s %10s %10s %10s %10s %7s\n", "clock", "median",
+                "IQR", "min", "max", "mean", "stdev", "CV");
+  text += line;
+  auto row = [&](const char* clock, const SpreadStatistics& s) {
+    std::snprintf(line, sizeof line, "  %-15s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %6.1f%%\n", clock,
+                  s.median * 1e6, s.iqr * 1e6, s.min * 1e6, s.max * 1e6, s.mean * 1e6, s.stdev * 1e6,
+                  s.cv * 100);
+    text += line;
+  };
+  row("host", timing.host_seconds);
+  if (timing.gpu_event_seconds) row("GPU event", *timing.gpu_event_seconds);
+  if (timing.warnings.empty()) text += "  no warnings\n";
+  for (const TimingWarning& warning : timing.warnings)
+    text += "  warning (" + warning.code + "): " + warning.message + "\n";
+  return text;
+}
+
+std::string format_seconds(const std::optional<double>& seconds) {
+  if (!seconds) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6f", *seconds);
+  return text;
+}
+
+// The workload follows from the configuration; the file's description of it must say the same.
+std::unique_ptr<const Workload> derived_workload(const MeasureConfiguration& request,
+                                                 const JsonObjectReader& configuration,
+                                                 const JsonObjectReader& document) {
+  std::unique_ptr<const Workload> workload;
+  try {
+    workload = workload_for(request);
+  } catch (const UsageError& error) {
+    configuration.fail(error.field(), error.reason());
+  }
+  workload->check_json(document);
+  return workload;
+}
+
+// The rows run_phase_protocol produces, in its order: model_load, inputs, cold_forward,
+// warmup (when warmup > 0, all its forwards in one row), one warm_forward per repeat.
+void check_row_sequence(const std::vector<PhaseRow>& rows, const MeasureConfiguration& request,
+                        const JsonObjectReader& json) {
+  std::vector<PhaseRow> expected(3);
+  expected[0].phase = "model_load";
+  expected[1].phase = "inputs";
+  expected[2].phase = "cold_forward";
+  expected[2].forwards = 1;
+  if (request.warmup > 0) {
+    expected.emplace_back();
+    expected.back().phase = "warmup";
+    expected.back().forwards = request.warmup;
+  }
+  for (int repeat = 1; repeat <= request.repeats; ++repeat) {
+    expected.emplace_back();
+    expected.back().phase = "warm_forward";
+    expected.back().repeat = repeat;
+    expected.back().forwards = 1;
+  }
+  if (rows.size() != expected.size() || static_cast<int>(rows.size()) != phase_row_count(request))
+    json.fail("phases", "has " + std::to_string(rows.size()) + " rows but the configuration gives " +
+                            std::to_string(expected.size()));
+  for (std::size_t index = 0; index < rows.size(); ++index) {
+    const PhaseRow& row = rows[index];
+    const PhaseRow& want = expected[index];
+    if (row.phase != want.phase || row.repeat != want.repeat || row.forwards != want.forwards)
+      json.fail("phases/" + std::to_string(index),
+                "is " + row.phase + " (repeat " + std::to_string(row.repeat) + ", " +
+                    std::to_string(row.forwards) + " forwards) where the protocol has " + want.phase +
+                    " (repeat " + std::to_string(want.repeat) + ", " + std::to_string(want.forwards) +
+                    " forwards)");
+  }
+}
+
+SpreadStatistics read_spread(const JsonObjectReader& json) {
+  SpreadStatistics spread;
+  json.read("count", spread.count).read("median", spread.median).read("iqr", spread.iqr)
+      .read("min", spread.min).read("max", spread.max).read("mean", spread.mean)
+      .read("stdev", spread.stdev).read("cv", spread.cv);
+  return spread;
+}
+
+TimingSummary read_timing(const JsonObjectReader& json) {
+  TimingSummary timing;
+  json.read("warm_repeats", timing.warm_repeats);
+  timing.host_seconds = read_spread(json.object("host_seconds"));
+  if (!json.is_null("gpu_event_seconds")) timing.gpu_event_seconds = read_spread(json.object("gpu_event_seconds"));
+  for (const JsonObjectReader& warning : json.objects("warnings"))
+    timing.warnings.push_back({warning.text("code"), warning.text("clock"), warning.text("message")});
+  return timing;
+}
+
+// The prediction's summary and each row's predicted counters. MemoryPrediction::phases is
+// index-aligned with the measured rows, as the predictor makes it: a row the file gives no
+// prediction for keeps its index with a PhasePrediction whose phase is empty, which
+// Measurement::predicted_row() reports as no prediction.
+MemoryPrediction read_prediction(const JsonObjectReader& json, const std::vector<JsonObjectReader>& rows,
+                                 const Measurement& measurement) {
+  MemoryPrediction prediction;
+  prediction.configuration = measurement.configuration;
+  prediction.model = measurement.model;
+  PredictionTarget& target = prediction.target;
+  if (!parse_compute_capability(json.text("compute_capability"), target.compute_capability_major,
+                                target.compute_capability_minor))
+    json.fail("compute_capability", "not MAJOR.MINOR");
+  if (const GpuDevice* gpu = measurement.environment.selected_gpu()) target.gpu_name = gpu->name;
+  json.read("cublas_workspace_bytes", target.cublas_workspace_bytes)
+      .read("cublaslt_workspace_bytes", target.cublaslt_workspace_bytes)
+      .read("workspace_source", target.workspace_source)
+      .read("cublaslt_used", prediction.cublaslt_used)
+      .read("caveats", prediction.caveats);
+  for (std::size_t index = 0; index < rows.size(); ++index) {
+    PhasePrediction predicted;
+    if (rows[index].has("predicted") && !rows[index].is_null("predicted")) {
+      const PhaseRow& row = measurement.phases[index];
+      predicted.phase = row.phase;
+      predicted.repeat = row.repeat;
+      predicted.forwards = row.forwards;
+      read_phase_counters(rows[index].object("predicted"), predicted.baseline, predicted.end);
+    }
+    prediction.phases.push_back(std::move(predicted));
+  }
+  return prediction;
+}
+
+// The document, checked member by member; from_json gives every refusal as NotAMeasurement.
+Measurement read_measurement_document(const std::string& text, const std::string& source) {
+  rapidjson::Document document;
+  const std::string problem =
+      parse_schema_document(text, kMeasurementSchema, "measurement.schema.json", document);
+  if (!problem.empty()) {
+    // `measure --device all` writes a summary beside the per-device measurements: say which.
+    const bool summary = document.IsObject() && document.HasMember("schema") && document["schema"].IsString() &&
+                         std::string(document["schema"].GetString()) == "iteragpu.measurement-summary";
+    throw NotAMeasurement(source + ": not an iteragpu measurement (" + problem + ")" +
+                              (summary ? "; this is a multi-device summary: use the per-device "
+                                         "measurement files it lists"
+                                       : ""),
+                          problem);
+  }
+  // The measurement schema requires only what a measurement needs of its environment
+  // section; the section as a whole follows the environment report's own schema.
+  const std::string environment_problem = schema_violation_of(document["environment"], "environment.schema.json");
+  if (!environment_problem.empty())
+    throw NotAMeasurement(source + ": not an iteragpu measurement (environment invalid " + environment_problem + ")",
+                          "environment invalid " + environment_problem);
+
+  const JsonObjectReader json(document, source);
+  Measurement measurement;
+  measurement.environment = read_environment_members(json.object("environment"));
+  const JsonObjectReader configuration = json.object("configuration");
+  measurement.configuration = read_measure_configuration(configuration);
+  if (measurement.configuration.device != measurement.environment.selected_device)
+    configuration.fail("device", measurement.configuration.device + " is not the environment's selected device " +
+                                     measurement.environment.selected_device);
+  derived_workload(measurement.configuration, configuration, json);
+  measurement.model = SyntheticModel::from(measurement.configuration);
+
+  const std::vector<JsonObjectReader> rows = json.objects("phases");
+  for (const JsonObjectReader& row : rows) measurement.phases.push_back(read_phase_row_members(row));
+  check_row_sequence(measurement.phases, measurement.configuration, json);
+
+  // Files written before 2026-12-04 have no prediction and no timing section: the timing
+  // summary is the statistics of their warm rows, computed as the measurement computes it.
+  if (json.has("prediction") && !json.is_null("prediction")) {
+    const JsonObjectReader prediction = json.object("prediction");
+    measurement.prediction = read_prediction(prediction, rows, measurement);
+    if (prediction.integer("counters") != static_cast<int>(6 * measurement.phases.size()))
+      prediction.fail("counters", "is not 6 per phase row");
+    if (prediction.integer("exact_counters") != measurement.exact_predicted_counters())
+      prediction.fail("exact_counters", "is " + std::to_string(prediction.integer("exact_counters")) +
+                                            " but the rows' predicted counters give " +
+                                            std::to_string(measurement.exact_predicted_counters()));
+  }
+  measurement.timing = json.has("timing") ? read_timing(json.object("timing"))
+                                          : summarize_warm_repeats(measurement.phases);
+  return measurement;
+}
+
+}  // namespace
+
+std::string Measurement::to_json() const {
+  JsonWriter json(kMeasurementSchema, kMeasurementSchemaVersion);
+  json.key("environment").begin_object()
+      .key("schema").value(kEnvironmentSchema)
+      .key("schema_version").value(kEnvironmentSchemaVersion);
+  write_environment_members(json, environment);
+  json.end_object();
+
+  write_measure_configuration(json, "device", configuration);
+
+  workload_for(configuration)->write_json(json);
+
+  json.key("prediction");
+  if (prediction) {
+    const PredictionTarget& target = prediction->target;
+    json.begin_object()
+        .key("compute_capability").value(std::to_string(target.compute_capability_major) + "." +
+                                         std::to_string(target.compute_capability_minor))
+        .key("cublas_workspace_bytes").value(target.cublas_workspace_bytes)
+        .key("cublaslt_workspace_bytes").value(target.cublaslt_workspace_bytes)
+        .key("workspace_source").value(target.workspace_source)
+        .key("cublaslt_used").value(prediction->cublaslt_used)
+        .key("exact_counters").value(exact_predicted_counters())
+        .key("counters").value(static_cast<int>(6 * phases.size()))
+        .key("caveats").value(prediction->caveats)
+        .end_object();
+  } else {
+    json.null();
+  }
+
+  json.key("phases").begin_array();
+  for (std::size_t index = 0; index < phases.size(); ++index) {
+    const PhaseRow& row = phases[index];
+    json.begin_object();
+    write_phase_row_members(json, row);
+    const PhasePrediction* predicted = predicted_row(index);
+    json.key("predicted");
+    if (predicted) {
+      json.begin_object();
+      write_phase_counters(json, predicted->baseline, predicted->end);
+      json.end_object().key("difference").begin_object();
+      write_phase_counter_differences(json, row.baseline, row.end, predicted->baseline, predicted->end);
+      json.end_object();
+    } else {
+      json.null().key("difference").null();
+    }
+    json.end_object();
+  }
+  json.end_array();
+  write_timing(json, timing);
+  json.key("notes").value(measurement_notes());
+  return json.finish();
+}
+
+const PhasePrediction* Measurement::predicted_row(std::size_t index) const {
+  if (!prediction || index >= prediction->phases.size()) return nullptr;
+  const PhasePrediction& predicted = prediction->phases[index];
+  if (index >= phases.size() || predicted.phase != phases[index].phase ||
+      predicted.repeat != phases[index].repeat)
+    return nullptr;
+  return &predicted;
+}
+
+int Measurement::exact_predicted_counters() const {
+  int exact = 0;
+  for (std::size_t index = 0; index < phases.size(); ++index) {
+    const PhasePrediction* predicted = predicted_row(index);
+    if (!predicted) continue;
+    const PhaseRow& row = phases[index];
+    exact += (row.baseline.allocated_bytes == predicted->baseline.allocated_bytes) +
+             (row.end.allocated_bytes == predicted->end.allocated_bytes) +
+             (row.baseline.reserved_bytes == predicted->baseline.reserved_bytes) +
+             (row.end.reserved_bytes == predicted->end.reserved_bytes) +
+             (row.end.peak_allocated_bytes == predicted->end.peak_allocated_bytes) +
+             (row.end.peak_reserved_bytes == predicted->end.peak_reserved_bytes);
+  }
+  return exact;
+}
+
+namespace {
+
+// The prediction beside the measured rows: how many counters it got exactly, and each one it
+// did not, with the difference.
+std::string prediction_text(const Measurement& measurement) {
+  if (!measurement.prediction) return "\nPrediction: none (the allocator rules describe CUDA builds only).\n";
+  const MemoryPrediction& prediction = *measurement.prediction;
+  std::string text = "\nPrediction (made before the GPU was touched; workspaces " +
+                     prediction.target.workspace_source + "): " +
+                     std::to_string(measurement.exact_predicted_counters()) + " of " +
+                     std::to_string(6 * measurement.phases.size()) + " counters exact\n";
+  for (std::size_t index = 0; index < measurement.phases.size(); ++index) {
+    const PhaseRow& row = measurement.phases[index];
+    const PhasePrediction* predicted = measurement.predicted_row(index);
+    if (!predicted) continue;
+    const struct {
+      const char* name;
+      std::uint64_t measured, expected;
+    } counters[] = {
+        {"allocated at baseline", row.baseline.allocated_bytes, predicted->baseline.allocated_bytes},
+        {"allocated at end", row.end.allocated_bytes, predicted->end.allocated_bytes},
+        {"reserved at baseline", row.baseline.reserved_bytes, predicted->baseline.reserved_bytes},
+        {"reserved at end", row.end.reserved_bytes, predicted->end.reserved_bytes},
+        {"peak allocated", row.end.peak_allocated_bytes, predicted->end.peak_allocated_bytes},
+        {"peak reserved", row.end.peak_reserved_bytes, predicted->end.peak_reserved_bytes},
+    };
+    for (const auto& counter : counters) {
+      if (counter.measured == counter.expected) continue;
+      text += "  " + row.phase + (row.repeat > 0 ? " " + std::to_string(row.repeat) : "") + ": " +
+              counter.name + " measured " + std::to_string(counter.measured) + ", predicted " +
+              std::to_string(counter.expected) + " (difference " +
+              std::to_string(static_cast<std::int64_t>(counter.measured) -
+                             static_cast<std::int64_t>(counter.expected)) +
+              ")\n";
+    }
+  }
+  for (const std::string& caveat : prediction.caveats) text += "  caveat: " + caveat + "\n";
+  return text;
+}
+
+}  // namespace
+
+std::string Measurement::to_text() const {
+  std::string gpu_name;
+  if (const GpuDevice* gpu = environment.selected_gpu()) gpu_name = " (" + gpu->name + ")";
+  std::string text = "Measurement on " + configuration.device + gpu_name;
+  if (environment.stack) text += ", LibTorch " + environment.stack->torch_version;
+  if (environment.from_test_double()) text += "\n" + std::string(kTestDoubleMark);
+  text += "\n" + workload_for(configuration)->measurement_text() + "; warmup " +
+          std::to_string(configuration.warmup) + ", repeats " +
+          std::to_string(configuration.repeats) + ", seed " + std::to_string(configuration.seed) + "\n\n";
+  char middle[512];
+  std::snprintf(middle, sizeof middle, " %8s %12s %12s", "forwards", "host s", "GPU event s");
+  text += phase_table_header(middle);
+  for (const PhaseRow& row : phases) {
+    std::snprintf(middle, sizeof middle, " %8d %12.6f %12s", row.forwards, row.host_seconds,
+                  format_seconds(row.gpu_event_seconds).c_str());
+    text += phase_table_row(row.phase, row.repeat, middle, row.baseline, row.end);
+  }
+  text += timing_text(timing);
+  text += prediction_text(*this);
+  text += "\nBytes are this process's caching-allocator counters on the selected GPU. Notes:\n";
+  for (const auto& note : measurement_notes()) text += "  - " + note + "\n";
+  return text;
+}
+
+Measurement Measurement::from_json(const std::string& text, const std::string& source) {
+  try {
+    return read_measurement_document(text, source);
+  } catch (const NotAMeasurement&) {
+    throw;
+  } catch (const DataFileError& error) {  // a member the reader refused: "SOURCE: at /...: reason"
+    const std::string message = error.what();
+    const std::string prefix = source + ": ";
+    throw NotAMeasurement(message, message.compare(0, prefix.size(), prefix) == 0 ? message.substr(prefix.size())
+                                                                                    : message);
+  }
+}
+
+Measurement Measurement::read(const std::string& path) {
+  std::string text;
+  try {
+    text = read_input_file(path, "measurement", kMaxJsonDocumentBytes);
+  } catch (const InputFileError& error) {
+    throw NotAMeasurement(error.what(), error.reason());
+  }
+  return from_json(text, path);
+}
+
+}  // namespace iteragpu
