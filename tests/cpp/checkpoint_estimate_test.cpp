@@ -445,7 +445,7 @@ TEST_F(CheckpointEstimator, OverlappingTensors) {
 TEST_F(CheckpointEstimator, DuplicateNameInOneHeader) {
   const std::string header = "{\"a\":" + entry("U8", "[1]", "[0,1]") + ",\"a\":" + entry("U8", "[1]", "[1,2]") + "}";
   const std::string path = write_raw("dup.safetensors", header, 2);
-  expect_refused(path, path, "header lists 'a' twice");
+  expect_refused(path, path, "header is ambiguous JSON: the member '/a' is named twice in its object");
 }
 
 // The cross-check: the tensors' bytes must be exactly the data (file − 8 − N).
@@ -527,7 +527,7 @@ TEST_F(ShardedCheckpoint, MalformedIndexes) {
   expect_refused(empty, empty, "weight_map lists no tensor");
   const std::string twice = write_text("t.safetensors.index.json",
                                        R"({"weight_map": {"a": "s1.safetensors", "a": "s1.safetensors"}})");
-  expect_refused(twice, twice, "weight_map lists tensor 'a' twice");
+  expect_refused(twice, twice, "ambiguous JSON: the member '/weight_map/a' is named twice in its object");
   const std::string escaping = write_text("e.safetensors.index.json", R"({"weight_map": {"a": "../s1.safetensors"}})");
   expect_refused(escaping, escaping, "maps tensor 'a' to '../s1.safetensors', not a file name beside the index");
   const std::string not_text = write_text("n.safetensors.index.json", R"({"weight_map": {"a": 1}})");

@@ -50,6 +50,31 @@ TEST(MeasurementReader, RoundTripWithPredictionAndGpuTimer) {
   EXPECT_EQ(back.environment.stack->gpus.at(0).compute_capability_major, 9);
 }
 
+// A member named twice is refused by the one JSON entry point, wherever it is: two readers
+// of such a file (this one keeps the first, Python's json the last) would disagree.
+TEST(MeasurementReader, RefusesAMemberNamedTwiceNamingItsPath) {
+  const std::string json = measured().to_json();
+  const auto with_duplicate = [&json](const std::string& member, const std::string& again) {
+    std::string text = json;
+    const std::size_t at = text.find(member);
+    EXPECT_NE(at, std::string::npos) << member;
+    text.insert(at, again);
+    return text;
+  };
+  const std::string configuration = message_of<NotAMeasurement>(
+      [&] { Measurement::from_json(with_duplicate("\"batch\": 1", "\"batch\": 999, "), "x.json"); });
+  EXPECT_NE(configuration.find("x.json: not an iteragpu measurement (ambiguous JSON: the member "
+                               "'/configuration/batch' is named twice in its object"),
+            std::string::npos)
+      << configuration;
+  // In an array element, with a name that needs JSON Pointer escapes.
+  const std::string row = message_of<NotAMeasurement>([&] {
+    Measurement::from_json(with_duplicate("\"phase\": \"inputs\"", "\"a/b~c\": 1, \"a/b~c\": 2, "), "x.json");
+  });
+  EXPECT_NE(row.find("'/phases/1/a~1b~0c' is named twice"), std::string::npos) << row;
+  EXPECT_NO_THROW(Measurement::from_json(json, "x.json"));
+}
+
 TEST(MeasurementReader, RoundTripWithoutGpuTimerOrPrediction) {
   FakeBackend::Script script;
   script.has_gpu_timer = false;

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "mechanics/input_file.hpp"
 #include "iteragpu/error.hpp"
@@ -139,6 +140,43 @@ std::size_t unsafe_number_offset(const std::string& text, std::size_t limit) {
   return std::string::npos;
 }
 
+// A member name as a JSON Pointer token (RFC 6901): "~" is written "~0", "/" is written "~1".
+std::string json_pointer_token(const std::string& name) {
+  std::string token;
+  for (char c : name) {
+    if (c == '~') {
+      token += "~0";
+    } else if (c == '/') {
+      token += "~1";
+    } else {
+      token += c;
+    }
+  }
+  return token;
+}
+
+// The JSON Pointer of the first object member whose name appears twice in its object, or ""
+// when every name is unique. Two readers of a document with a duplicate disagree on its
+// value (RapidJSON's FindMember takes the first, Python's json the last): it is refused.
+std::string duplicate_member_at(const rapidjson::Value& value, const std::string& where) {
+  if (value.IsArray()) {
+    for (rapidjson::SizeType i = 0; i < value.Size(); ++i) {
+      std::string found = duplicate_member_at(value[i], where + "/" + std::to_string(i));
+      if (!found.empty()) return found;
+    }
+  } else if (value.IsObject()) {
+    std::set<std::string> names;
+    for (const auto& member : value.GetObject()) {
+      std::string name(member.name.GetString(), member.name.GetStringLength());
+      const std::string path = where + "/" + json_pointer_token(name);
+      if (!names.insert(std::move(name)).second) return path;
+      std::string found = duplicate_member_at(member.value, path);
+      if (!found.empty()) return found;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string parse_json(const std::string& text, rapidjson::Document& document) {
@@ -157,6 +195,10 @@ std::string parse_json(const std::string& text, rapidjson::Document& document) {
   if (document.HasParseError())
     return std::string("not valid JSON (") + rapidjson::GetParseError_En(document.GetParseError()) +
            " at offset " + std::to_string(document.GetErrorOffset()) + ")";
+  const std::string duplicate = duplicate_member_at(document, "");
+  if (!duplicate.empty())
+    return "ambiguous JSON: the member " + quoted_for_message(duplicate, 200) +
+           " is named twice in its object, and JSON readers disagree on which value counts";
   return "";
 }
 
