@@ -91,6 +91,13 @@ std::string option_text(const po::variables_map& values, const char* name) {
   return values.count(name) ? values[name].as<std::string>() : std::string();
 }
 
+std::string output_option(const po::variables_map& values) {
+  const std::string output = option_text(values, "output");
+  if (values.count("output") && output.empty())
+    throw UsageError("output", "empty path; expected the name of a new JSON file");
+  return output;
+}
+
 void print_report(const std::string& report) {
   // Straight to the descriptor: the reason of a failure (EPIPE, ENOSPC, EBADF) is known.
   std::cout.flush();

@@ -39,6 +39,9 @@ int run_guarded(const std::string& command, const std::function<int()>& body);
 
 // The option's value, or "" when absent.
 std::string option_text(const po::variables_map& values, const char* name);
+// --output as written, "" when absent; an empty path given is refused (UsageError): every
+// command that writes a file names a new one.
+std::string output_option(const po::variables_map& values);
 
 // Writes a report on stdout; OutputUnwritable (exit 2) when stdout cannot be written.
 void print_report(const std::string& report);

@@ -31,9 +31,7 @@ int run_environment(const std::vector<std::string>& args) {
   EnvironmentRequest request;
   request.device = option_text(parsed.values, "device");
   request.backend_path = option_text(parsed.values, "backend");
-  request.output = option_text(parsed.values, "output");
-  if (parsed.values.count("output") && request.output.empty())
-    throw UsageError("output", "empty path; expected the name of a new JSON file");
+  request.output = output_option(parsed.values);
 
   const EnvironmentReport report = Environment().collect(request);
   const bool json = parsed.format == OutputFormat::kJson;

@@ -44,13 +44,12 @@ MeasureConfiguration measure_configuration_from(const po::variables_map& values,
   request.warmup = text_option(values, "warmup", request.warmup);
   request.repeats = text_option(values, "repeats", request.repeats);
   request.seed = text_option(values, "seed", request.seed);
-  request.output = text_option(values, "output", request.output);
+  request.output = output_option(values);
   request.backend_path = text_option(values, "backend", request.backend_path);
   if (values.count("hidden") && request.hidden.empty())  // empty would mean the default
     throw UsageError("hidden", "empty value; expected a whole number (leave --hidden out for 4 x width)");
   if (output_required && request.output.empty())
-    throw UsageError("output", values.count("output") ? "empty path; expected the name of a new JSON file"
-                                                      : "required: the name of a new JSON file for the result");
+    throw UsageError("output", "required: the name of a new JSON file for the result");
   return MeasureConfiguration::parse(request);
 }
 

@@ -45,7 +45,7 @@ int run_sweep(const std::vector<std::string>& args) {
   request.start.output.clear();
   request.vary = option_text(parsed.values, "vary");
   request.budget = option_text(parsed.values, "budget");
-  request.output = option_text(parsed.values, "output");
+  request.output = output_option(parsed.values);
 
   SweepResult result;
   {

@@ -186,7 +186,8 @@ def predict(*, device=None, compute_capability=None, batch=None, context=None, w
     options = {"batch": batch, "context": context, "width": width, "hidden": hidden,
                "dtype": dtype, "warmup": warmup, "repeats": repeats, "seed": seed,
                "backend_path": backend_path}
-    request = MeasureRequest(device=device or "", **{k: v for k, v in options.items() if v is not None})
+    request = MeasureRequest(device="" if device is None else device,
+                             **{k: v for k, v in options.items() if v is not None})
     if compute_capability is not None and not isinstance(compute_capability, str):
         if isinstance(compute_capability, bool) or not isinstance(compute_capability, (int, float)):
             raise TypeError("compute_capability: expected a str such as '9.0'")

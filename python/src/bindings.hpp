@@ -39,8 +39,15 @@ std::string numeric_keyword_text(py::handle value, const char* keyword);
 // A str keyword: TypeError naming it for anything else, UsageError (a ValueError) for text
 // that is not valid Unicode (a lone surrogate). Every text value from Python passes here.
 std::string text_keyword(py::handle value, const char* keyword);
-// A str or os.PathLike as a file-system path; None gives "".
+// A str or os.PathLike as a file-system path, checked as Python's open() checks it: a NUL
+// character is a UsageError (a ValueError) naming the keyword, bytes a TypeError; None gives
+// "" (the keyword's default).
 std::string path_keyword_text(py::handle value, const char* keyword);
+// The same for a path that must be given: None is a TypeError naming the keyword.
+std::string required_path_keyword(py::handle value, const char* keyword);
+// A bool keyword: True or False only; anything else is a TypeError naming the keyword (not
+// pybind11's list of overloads, and not Python's truthiness: "yes" is not True).
+bool bool_keyword(py::handle value, const char* keyword);
 // The `catalog` keyword of every pricing binding: None for the shipped catalog
 // (illustrative prices), a Catalog, or the path of a CSV file (DataFileError if malformed).
 PackageCalculator calculator_for_catalog(py::handle catalog);

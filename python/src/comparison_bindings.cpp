@@ -89,7 +89,7 @@ void register_comparison(py::module_& m) {
 
   m.def(
       "read_measurement",
-      [](py::handle path) { return Measurement::read(path_keyword_text(path, "path")); },
+      [](py::handle path) { return Measurement::read(required_path_keyword(path, "path")); },
       py::arg("path"), R"pbdoc(
         A file written by ``iteragpu measure`` (or ``measure(output=...)``), read back.
 
@@ -118,7 +118,7 @@ void register_comparison(py::module_& m) {
                                   : measurement.configuration.output);
             measurements.push_back(measurement);
           } else {
-            sources.push_back(path_keyword_text(item, "measurements"));
+            sources.push_back(required_path_keyword(item, "measurements"));
             measurements.push_back(Measurement::read(sources.back()));
           }
         }

@@ -79,7 +79,25 @@ std::string path_keyword_text(py::handle value, const char* keyword) {
   const py::object path = os.attr("fspath")(value);
   if (!py::isinstance<py::str>(path))
     throw py::type_error(std::string(keyword) + ": expected a text path, not bytes");
-  return utf8_text(path, keyword);
+  std::string text = utf8_text(path, keyword);
+  // Every file function of the core takes a C string: a NUL would cut the path short and
+  // open another file.
+  if (text.find('\0') != std::string::npos)
+    throw UsageError(keyword, "contains a NUL character, which no path can hold");
+  return text;
+}
+
+std::string required_path_keyword(py::handle value, const char* keyword) {
+  if (value.is_none())
+    throw py::type_error(std::string(keyword) + ": expected a str or os.PathLike path, got None");
+  return path_keyword_text(value, keyword);
+}
+
+bool bool_keyword(py::handle value, const char* keyword) {
+  if (!py::isinstance<py::bool_>(value))
+    throw py::type_error(std::string(keyword) + ": expected True or False, got " +
+                         py::type::of(value).attr("__name__").cast<std::string>());
+  return value.cast<bool>();
 }
 
 py::object json_to_dict(const std::string& json) {

@@ -151,16 +151,16 @@ void register_estimate(py::module_& m) {
       .def(
           "estimate_checkpoint",
           [](const MemoryEstimator& estimator, py::handle checkpoint, py::handle reserve_gib,
-             bool by_tensor) {
+             py::handle by_tensor) {
             CheckpointRequest request;
-            request.checkpoint = path_keyword_text(checkpoint, "checkpoint");
+            request.checkpoint = required_path_keyword(checkpoint, "checkpoint");
             request.reserve_gib = numeric_keyword_text(reserve_gib, "reserve_gib");
-            request.by_tensor = by_tensor;
+            request.by_tensor = bool_keyword(by_tensor, "by_tensor");
             py::gil_scoped_release release;  // file reads only
             return estimator.estimate_checkpoint(request);
           },
           py::arg("checkpoint"), py::arg("reserve_gib") = checkpoint_defaults.reserve_gib,
-          py::arg("by_tensor") = checkpoint_defaults.by_tensor,
+          py::arg("by_tensor") = py::bool_(checkpoint_defaults.by_tensor),
           R"pbdoc(
             Weight memory of a safetensors checkpoint, from its headers only.
 

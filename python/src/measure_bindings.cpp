@@ -205,7 +205,7 @@ void register_measurement(py::module_& m) {
       .def_static("from_json", &Measurement::from_json, py::arg("text"), py::arg("source") = "measurement",
                   "A measurement from its JSON document. Raises DataFileError when it is not one.")
       .def_static(
-          "read", [](py::handle path) { return Measurement::read(path_keyword_text(path, "path")); },
+          "read", [](py::handle path) { return Measurement::read(required_path_keyword(path, "path")); },
           py::arg("path"), "A measurement file (schema iteragpu.measurement), checked in full.")
       // Pickled as its own JSON document: one format for files, workers and pickles.
       .def(py::pickle([](const Measurement& x) { return x.to_json(); },

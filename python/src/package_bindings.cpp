@@ -33,10 +33,11 @@ void register_catalog(py::module_& m) {
   catalog
       .def_static(
           "load",
-          [](py::handle path, bool require_full_grid) {
-            return Catalog::load(path_keyword_text(path, "catalog"), require_full_grid);
+          [](py::handle path, py::handle require_full_grid) {
+            return Catalog::load(required_path_keyword(path, "catalog"),
+                                 bool_keyword(require_full_grid, "require_full_grid"));
           },
-          py::arg("path"), py::arg("require_full_grid") = false, R"pbdoc(
+          py::arg("path"), py::arg("require_full_grid") = py::bool_(false), R"pbdoc(
             Reads and validates a catalog strictly.
 
             Args:

@@ -87,15 +87,16 @@ void register_table(py::module_& m) {
           "The header every table has, in order (list of str).")
       .def_static(
           "load",
-          [](py::handle path, py::handle catalog, bool verify_measurements) {
-            const std::string table = path_keyword_text(path, "path");
+          [](py::handle path, py::handle catalog, py::handle verify_measurements) {
+            const std::string table = required_path_keyword(path, "path");
             const PackageCalculator calculator = calculator_for_catalog(catalog);
+            const bool verify = bool_keyword(verify_measurements, "verify_measurements");
             // Hashing every measurement file takes a while: let other threads run.
             py::gil_scoped_release no_gil;
-            return ResultsTable::load(table, calculator.catalog(), verify_measurements);
+            return ResultsTable::load(table, calculator.catalog(), verify);
           },
           py::arg("path"), py::arg("catalog") = py::none(),
-          py::arg("verify_measurements") = true, R"pbdoc(
+          py::arg("verify_measurements") = py::bool_(true), R"pbdoc(
             Reads and validates a table: header, dates, counts, accepted <= attempted, a
             filled threshold, packages present in the catalog and, with
             verify_measurements, every measurement file present with its recorded SHA-256.
@@ -119,8 +120,8 @@ void register_table(py::module_& m) {
           [](py::handle table_path, py::handle measurement, py::handle gpu, py::handle days,
              py::handle work_unit, py::handle attempted, py::handle accepted, py::handle metric,
              py::handle threshold, py::handle observed, py::handle lots, py::handle date,
-             py::handle notes, py::handle catalog, bool gpu_mismatch_ok) {
-            const std::string table = path_keyword_text(table_path, "table");
+             py::handle notes, py::handle catalog, py::handle gpu_mismatch_ok) {
+            const std::string table = required_path_keyword(table_path, "table");
             ResultRowRequest request;
             request.measurement_file = path_keyword_text(measurement, "measurement");
             request.gpu = text_keyword(gpu, "gpu");
@@ -135,7 +136,7 @@ void register_table(py::module_& m) {
             request.observed = numeric_keyword_text(observed, "observed");
             request.date = date_keyword(date);
             request.notes = text_keyword(notes, "notes");
-            request.gpu_mismatch_ok = gpu_mismatch_ok;
+            request.gpu_mismatch_ok = bool_keyword(gpu_mismatch_ok, "gpu_mismatch_ok");
             const PackageCalculator calculator = calculator_for_catalog(catalog);
             // The add waits for the table's lock, which another process may hold.
             py::gil_scoped_release no_gil;
@@ -145,7 +146,7 @@ void register_table(py::module_& m) {
           py::arg("work_unit"), py::arg("attempted"), py::arg("accepted"), py::arg("metric"),
           py::arg("threshold"), py::arg("observed"), py::arg("lots") = defaults.lots,
           py::arg("date") = py::none(), py::arg("notes") = defaults.notes,
-          py::arg("catalog") = py::none(), py::arg("gpu_mismatch_ok") = defaults.gpu_mismatch_ok,
+          py::arg("catalog") = py::none(), py::arg("gpu_mismatch_ok") = py::bool_(defaults.gpu_mismatch_ok),
           R"pbdoc(
             Validates one run, then appends it to the table under an exclusive lock,
             replacing the table atomically (created with its header when missing).

@@ -44,6 +44,21 @@ TEST_F(CompareCli, TextExplainsFloat32AgainstBfloat16) {
     EXPECT_CONTAINS(r.out, title);
 }
 
+// Scripted figures are marked as every other view marks them, beside a real H200 file that is not.
+TEST_F(CompareCli, MarksTestDoubleMeasurements) {
+  for (const char* format : {"text", "markdown"}) {
+    const ProcessResult r = run_cli({"compare", "--format", format, f32(), kResults + "mesures-float32.json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::size_t first = r.out.find("[1] ");
+    const std::size_t second = r.out.find("[2] ");
+    ASSERT_NE(second, std::string::npos) << r.out;
+    const std::string first_line = r.out.substr(first, r.out.find('\n', first) - first);
+    const std::string second_line = r.out.substr(second, r.out.find('\n', second) - second);
+    EXPECT_CONTAINS(first_line, "TEST DOUBLE: scripted figures");
+    EXPECT_EQ(second_line.find("TEST DOUBLE"), std::string::npos) << second_line;
+  }
+}
+
 TEST_F(CompareCli, EveryFormat) {
   const ProcessResult json = run_cli({"compare", f32(), bf16(), "--format", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;

@@ -50,7 +50,10 @@ TEST(PredictCli, RefusesWhatItCannotPredictForInOneLine) {
       {{"predict", "--device", "cuda:0", "--compute-capability", "9.0"}, "not both"},
       {{"predict", "--compute-capability", "9"}, "not MAJOR.MINOR"},
       {{"predict", "--compute-capability", "9.x"}, "not MAJOR.MINOR"},
-      {{"predict", "--compute-capability", "0.0"}, "not a CUDA compute capability"},
+      {{"predict", "--compute-capability", "0.0"}, "not a compute capability of the workspace table"},
+      // Well formed, but no GPU has them: no prediction "from the table" for them.
+      {{"predict", "--compute-capability", "99.9"}, "expected one of 5.0, 5.2"},
+      {{"predict", "--compute-capability", "1.0"}, "not a compute capability of the workspace table"},
       {{"predict", "--compute-capability", "9.0", "--width", "0"}, "--width"},
       {{"predict", "--compute-capability", "9.0", "--dtype", "int8"}, "--dtype"},
       {{"predict", "--device", "cuda:7"}, "cuda:7"},

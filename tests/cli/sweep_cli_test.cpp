@@ -55,6 +55,7 @@ TEST(SweepCli, BadInputIsOneLineAndExitTwo) {
            {"sweep", "--vary", "batch", "--budget", "1.5"},
            {"sweep", "--vary", "batch", "--device", "all"},
            {"sweep", "--vary", "batch", "--batch", "1e3"},
+           {"sweep", "--vary", "batch", "--output", ""},  // refused as measure refuses it
        }) {
     const ProcessResult r = run_cli(args, kFakeGpu);
     EXPECT_EQ(r.exit_code, 2) << args[2] << ": " << r.err;

@@ -161,7 +161,8 @@ TEST(MeasurementComparison, FourRenderingsOfTheSameRows) {
   EXPECT_CONTAINS(markdown, "- [3] against [1]: configuration differs in dtype (float32 → float16)");
 
   const std::string text = c.to_text();
-  EXPECT_CONTAINS(text, "  [2] bf16.json: Fake GPU 0, bfloat16, batch 1, context 16, width 64\n");
+  EXPECT_CONTAINS(text, "  [2] bf16.json: Fake GPU 0, bfloat16, batch 1, context 16, width 64 — TEST DOUBLE: "
+                        "scripted figures from a stand-in backend, not measured on a GPU\n");
   EXPECT_CONTAINS(text, "≠ parameter bytes");
   EXPECT_CONTAINS(text, "×0.500");
   EXPECT_CONTAINS(text, "Timing warnings: [1] ");

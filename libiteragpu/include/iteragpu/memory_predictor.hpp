@@ -33,6 +33,8 @@ struct PredictionTarget {
 
   // The documented table (PyTorch's defaults): cuBLAS 32 MiB on compute capability 9.0,
   // otherwise 8 MiB + 128 KiB; cuBLASLt 1 MiB. Used when no backend reports the sizes.
+  // Only for the compute capabilities of real NVIDIA GPUs (5.0 to 12.1): UsageError naming
+  // them otherwise.
   static PredictionTarget from_table(int major, int minor);
   // The sizes the backend read from LibTorch for the selected GPU, else the table for its
   // compute capability. Throws UsageError when the report names no selected GPU.

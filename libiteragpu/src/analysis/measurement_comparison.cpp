@@ -428,7 +428,8 @@ std::string render(const MeasurementComparison& c, Style style) {
     const GpuDevice* gpu = selected_gpu(x);
     text += item(tag(i) + " " + c.sources[i] + ": " + (gpu ? gpu->name : std::string("unknown GPU")) + ", " +
                  x.model.dtype + ", batch " + std::to_string(x.model.batch) + ", context " +
-                 std::to_string(x.model.context) + ", width " + std::to_string(x.model.width));
+                 std::to_string(x.model.context) + ", width " + std::to_string(x.model.width) +
+                 (x.environment.from_test_double() ? std::string(" — ") + kTestDoubleMark : ""));
   }
   text += "\n" + heading("Findings");
   for (const std::string& finding : c.findings) text += item(finding);

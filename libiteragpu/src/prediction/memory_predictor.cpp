@@ -153,6 +153,29 @@ class AllocatorModelBackend final : public Backend {
   std::optional<AllocationRecorder::Block> output_;
 };
 
+// The compute capabilities of NVIDIA GPUs that PyTorch 2.11's CUDA builds run on: the ones
+// the table of default workspace sizes answers for (9.0 its own size, the others PyTorch's
+// general default).
+struct ComputeCapability {
+  int major, minor;
+};
+constexpr ComputeCapability kWorkspaceTable[] = {{5, 0}, {5, 2}, {5, 3}, {6, 0}, {6, 1},  {6, 2},  {7, 0},
+                                                 {7, 2}, {7, 5}, {8, 0}, {8, 6}, {8, 7},  {8, 9},  {9, 0},
+                                                 {10, 0}, {10, 3}, {11, 0}, {12, 0}, {12, 1}};
+
+bool in_workspace_table(int major, int minor) {
+  for (const ComputeCapability& known : kWorkspaceTable)
+    if (known.major == major && known.minor == minor) return true;
+  return false;
+}
+
+std::string workspace_table_text() {
+  std::string text;
+  for (const ComputeCapability& known : kWorkspaceTable)
+    text += (text.empty() ? "" : ", ") + std::to_string(known.major) + "." + std::to_string(known.minor);
+  return text;
+}
+
 std::string compute_capability_text(const PredictionTarget& target) {
   return std::to_string(target.compute_capability_major) + "." +
          std::to_string(target.compute_capability_minor);
@@ -176,13 +199,9 @@ std::vector<std::string> prediction_rules(const Workload& workload) {
   return rules;
 }
 
-}  // namespace
-
-PredictionTarget PredictionTarget::from_table(int major, int minor) {
-  if (major < 1 || major > 99 || minor < 0 || minor > 9)
-    throw UsageError("compute-capability", std::to_string(major) + "." + std::to_string(minor) +
-                                               " is not a CUDA compute capability; expected "
-                                               "MAJOR.MINOR such as 8.0, 9.0 or 10.0");
+// PyTorch's default workspaces for a GPU of this compute capability: from the table for a
+// compute capability a user names, and for the GPU a backend reports whatever it is.
+PredictionTarget default_workspaces(int major, int minor) {
   PredictionTarget target;
   target.compute_capability_major = major;
   target.compute_capability_minor = minor;
@@ -194,6 +213,16 @@ PredictionTarget PredictionTarget::from_table(int major, int minor) {
   return target;
 }
 
+}  // namespace
+
+PredictionTarget PredictionTarget::from_table(int major, int minor) {
+  if (!in_workspace_table(major, minor))
+    throw UsageError("compute-capability", std::to_string(major) + "." + std::to_string(minor) +
+                                               " is not a compute capability of the workspace table; "
+                                               "expected one of " + workspace_table_text());
+  return default_workspaces(major, minor);
+}
+
 PredictionTarget PredictionTarget::from_environment(const EnvironmentReport& environment) {
   if (!environment.stack || !environment.selected_present)
     throw UsageError("device", "no selected GPU to predict for; give a device that exists or a "
@@ -202,7 +231,7 @@ PredictionTarget PredictionTarget::from_environment(const EnvironmentReport& env
   const GpuDevice* gpu = environment.selected_gpu();
   if (gpu == nullptr)
     throw UsageError("device", environment.selected_device + " is not among the visible GPUs");
-  PredictionTarget target = from_table(gpu->compute_capability_major, gpu->compute_capability_minor);
+  PredictionTarget target = default_workspaces(gpu->compute_capability_major, gpu->compute_capability_minor);
   target.gpu_name = gpu->name;
   if (stack.cublas_workspace_bytes && stack.cublaslt_workspace_bytes) {
     target.cublas_workspace_bytes = *stack.cublas_workspace_bytes;
