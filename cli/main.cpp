@@ -13,11 +13,14 @@ namespace {
 
 // A write to a closed pipe becomes an error the command reports (EPIPE), not a silent death;
 // an interrupting signal first removes the temporary files this process is writing, then
-// ends it as the signal would (`measure` installs its own handlers while it measures).
+// ends it as the signal would (`measure` installs its own handlers while it measures). Once
+// the command's result is in place the signal is let pass: the command finishes and says
+// what it did, so its status never contradicts the file on disk.
 void install_signal_handling() {
   signal(SIGPIPE, SIG_IGN);
   struct sigaction action {};
   action.sa_handler = [](int signal_number) {
+    if (iteragpu::output_committed()) return;
     iteragpu::remove_live_temporary_files();
     signal(signal_number, SIG_DFL);
     raise(signal_number);

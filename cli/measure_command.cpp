@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/measurement_runner.hpp"
+#include "iteragpu/output_files.hpp"
 #include "model_options.hpp"
 #include "runner_session.hpp"
 
@@ -79,6 +80,7 @@ int run_measure(const std::vector<std::string>& args) {
       summary = runner.measure_devices(configuration);
     } else {
       measurement = runner.measure(configuration);
+      note_output_committed();  // the worker published the result: the work is done
     }
   }  // the progress line is cleared before the report (or the error) is printed
 

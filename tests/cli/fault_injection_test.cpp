@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -262,6 +263,64 @@ TEST_F(FaultInjection, SignalsInTheMiddleOfAWriteLeaveNoTemporaryFileAndNoDamage
   // A SIGKILL may have left a temporary file; the next add removes it.
   ASSERT_EQ(cli(add_args(table, measurement())).exit_code, 0);
   EXPECT_TRUE(leftovers(dir_.path()).empty());
+}
+
+// An interrupt aimed at every moment of `results add`, from its start to past its end: the
+// exit status must say what the table says. A row in the table with a failing status would
+// make a user who retries add it twice; a success without the row would lose it.
+TEST_F(FaultInjection, TheExitStatusNeverContradictsTheTableUnderSignals) {
+  const std::string table = dir_.file("t.csv");
+  ASSERT_EQ(cli(add_args(table, measurement())).exit_code, 0);
+  const std::string content = read_file(table);
+  const std::string row = content.substr(content.find('\n') + 1);
+  std::string big = content;
+  while (big.size() < (2u << 20)) big += row;  // a write long enough to be hit in the middle
+  write_file(table, big);
+
+  // How long one add takes here, to spread the signals over it and a little beyond.
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(cli(add_args(table, measurement())).exit_code, 0);
+  const auto duration = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - start);
+  constexpr int kShots = 40;
+  int added = 0, refused = 0;
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    for (int shot = 0; shot < kShots; ++shot) {
+      std::vector<std::string> argv = add_args(table, measurement());
+      const std::size_t rows_before = line_count(read_file(table));
+      const pid_t child = fork();
+      ASSERT_GE(child, 0);
+      if (child == 0) {
+        std::vector<char*> raw;
+        std::string program = ITERAGPU_CLI_PATH;
+        raw.push_back(program.data());
+        for (auto& arg : argv) raw.push_back(arg.data());
+        raw.push_back(nullptr);
+        const int null_fd = open("/dev/null", O_WRONLY);
+        dup2(null_fd, STDOUT_FILENO);
+        dup2(null_fd, STDERR_FILENO);
+        execv(program.c_str(), raw.data());
+        _exit(127);
+      }
+      std::this_thread::sleep_for(duration * shot * 5 / (4 * kShots));  // 0 to 1.25 × one add
+      kill(child, signal_number);
+      int status = 0;
+      waitpid(child, &status, 0);
+      const bool success = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      const std::size_t rows_now = line_count(read_file(table));
+      ASSERT_TRUE(rows_now == rows_before || rows_now == rows_before + 1) << rows_now;
+      const bool row_added = rows_now == rows_before + 1;
+      EXPECT_EQ(success, row_added) << "signal " << signal_number << " at shot " << shot << ": "
+                                    << (row_added ? "row added, yet " : "no row, yet ")
+                                    << (WIFSIGNALED(status) ? "ended by signal " + std::to_string(WTERMSIG(status))
+                                                            : "exit " + std::to_string(WEXITSTATUS(status)));
+      row_added ? ++added : ++refused;
+      EXPECT_TRUE(leftovers(dir_.path()).empty()) << "after signal " << signal_number;
+    }
+  }
+  // The shots covered both outcomes: interrupted before the commit and let finish after it.
+  EXPECT_GT(added, 0);
+  EXPECT_GT(refused, 0);
 }
 
 TEST_F(FaultInjection, NoCommandIsOneLine) {

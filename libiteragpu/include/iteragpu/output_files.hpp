@@ -9,4 +9,13 @@ namespace iteragpu {
 // same file removes what was left.)
 void remove_live_temporary_files() noexcept;
 
+// Whether this process has put its result in place (a file published, a table replaced), or
+// was told that another process did (note_output_committed: a measurement worker published
+// the result). From then on the work is done: the handler of an interrupting signal lets the
+// command finish and report success rather than end it with a status that says nothing was
+// done. The flag and the file appear together: those signals are blocked while both change.
+// Async-signal-safe.
+bool output_committed() noexcept;
+void note_output_committed() noexcept;
+
 }  // namespace iteragpu

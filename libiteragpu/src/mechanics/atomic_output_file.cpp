@@ -82,6 +82,29 @@ void remove_stale_temporaries(const std::string& target) {
   closedir(directory);
 }
 
+std::atomic<bool> committed{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+// Holds back the interrupting signals for a scope, so that a handler never sees half of a
+// step: a temporary file created but not yet registered for removal, or a file put in place
+// but its commit not yet recorded. A signal that arrives meanwhile is delivered when the
+// scope ends.
+class InterruptsHeld {
+ public:
+  InterruptsHeld() {
+    sigset_t interrupting;
+    sigemptyset(&interrupting);
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&interrupting, signal_number);
+    pthread_sigmask(SIG_BLOCK, &interrupting, &previous_);
+  }
+  ~InterruptsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  InterruptsHeld(const InterruptsHeld&) = delete;
+  InterruptsHeld& operator=(const InterruptsHeld&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
 // Closes the descriptor and removes the temporary file unless release() was called.
 class TemporaryFile {
  public:
@@ -90,15 +113,18 @@ class TemporaryFile {
     remove_stale_temporaries(target);
     const std::string stem = directory_of(target) + "/." + file_name_of(target) + kTemporaryMarker +
                              std::to_string(getpid()) + "-";
+    const InterruptsHeld held;  // created and registered for removal as one step
+    int error_number = 0;
     for (int attempt = 0; attempt < 100; ++attempt) {
       path_ = stem + std::to_string(counter++);
       // 0666 minus the umask, like any file the user creates; O_EXCL: never reuse a file.
       fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ >= 0 || errno != EEXIST) break;
+      error_number = errno;
+      if (fd_ >= 0 || error_number != EEXIST) break;
     }
     if (fd_ < 0)
       throw ResourceUnavailable("cannot create a temporary file in " + directory_of(target) +
-                                ": " + system_reason(errno));
+                                ": " + system_reason(error_number));
     slot_ = register_temporary(path_);
   }
   ~TemporaryFile() {
@@ -184,7 +210,11 @@ void publish_exclusively(const std::string& path, const std::string& content) {
   // No separate existence check here: link() itself refuses an existing name atomically.
   TemporaryFile temporary(path);
   temporary.write_all(content);
-  link_without_overwriting(temporary.path(), path);
+  {
+    const InterruptsHeld held;  // the file in place and the commit recorded as one step
+    link_without_overwriting(temporary.path(), path);
+    committed.store(true);
+  }
   // The directory entry is made durable too; failing to flush it loses nothing already there.
   const int directory_fd = open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (directory_fd >= 0) {
@@ -206,14 +236,22 @@ void replace_atomically(const std::string& path, const std::string& content) {
   struct stat existing {};
   if (stat(target.c_str(), &existing) == 0) temporary.set_mode(existing.st_mode);
   temporary.write_all(content);
-  if (rename(temporary.path().c_str(), target.c_str()) != 0)
-    throw ResourceUnavailable("cannot replace " + target + ": " + system_reason(errno));
+  {
+    const InterruptsHeld held;  // the file in place and the commit recorded as one step
+    if (rename(temporary.path().c_str(), target.c_str()) != 0)
+      throw ResourceUnavailable("cannot replace " + target + ": " + system_reason(errno));
+    committed.store(true);
+  }
   const int directory_fd = open(directory_of(target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (directory_fd >= 0) {
     fsync(directory_fd);
     close(directory_fd);
   }
 }  // the temporary name is gone after the rename; ~TemporaryFile's unlink finds nothing
+
+bool output_committed() noexcept { return committed.load(); }
+
+void note_output_committed() noexcept { committed.store(true); }
 
 void remove_live_temporary_files() noexcept {
   for (TemporarySlot& slot : temporary_slots)
