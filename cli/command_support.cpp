@@ -8,15 +8,14 @@
 #include <iostream>
 
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 
 namespace iteragpu::cli {
 namespace {
 
-std::string one_line(std::string message) {
-  for (char& c : message)
-    if (c == '\n' || c == '\r') c = ' ';
-  return message;
-}
+// An error line: one line, whatever the message holds (paths, names from files): control
+// characters and line breaks are escaped by the one rule for text from outside.
+std::string one_line(const std::string& message) { return printable(message); }
 
 }  // namespace
 
@@ -120,7 +119,7 @@ void print_report_after_commit(const std::string& report, const std::string& com
     print_report(report);
   } catch (const OutputUnwritable& error) {
     // The work is done: a retry must not do it twice, so this is a success with a warning.
-    std::cerr << "iteragpu: warning: " << committed << "; " << error.what() << std::endl;
+    std::cerr << "iteragpu: warning: " << printable(committed) << "; " << printable(error.what()) << std::endl;
   }
 }
 

@@ -5,6 +5,7 @@
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "iteragpu/results_table.hpp"
 
 namespace iteragpu::cli {
@@ -74,11 +75,11 @@ int run_add(const std::vector<std::string>& args) {
   request.notes = option_text(v, "notes");
   request.gpu_mismatch_ok = v.count("gpu-mismatch-ok") > 0;
   const ResultRow row = ResultsTable::add_result(table, request, load_catalog(v));
-  print_report_after_commit("added to " + table + ": " + row.date + ", " + row.gpu + " " +
+  print_report_after_commit("added to " + printable(table) + ": " + printable(row.date) + ", " + printable(row.gpu) + " " +
                std::to_string(row.days) + " days x " + std::to_string(row.lots) + ", " +
                std::to_string(row.units_accepted_distinct) + "/" +
                std::to_string(row.units_attempted) + " accepted, measurement " +
-               row.measurement_file + " (sha256 " + row.measurement_sha256 + ")",
+               printable(row.measurement_file) + " (sha256 " + row.measurement_sha256 + ")",
                             "the row was added to " + table);
   return 0;
 }
@@ -93,13 +94,13 @@ int run_check(const std::vector<std::string>& args) {
   }
   const std::string table = required(parsed.values, "table", "the results CSV file");
   const ResultsTable loaded = ResultsTable::load(table, load_catalog(parsed.values), true);
-  std::string report = table + ": valid, " + std::to_string(loaded.rows().size()) + " row" +
+  std::string report = printable(table) + ": valid, " + std::to_string(loaded.rows().size()) + " row" +
                        (loaded.rows().size() == 1 ? "" : "s") +
                        ", every measurement file present, unchanged and from a GPU\n";
   const std::vector<std::string> mismatches = loaded.gpu_mismatches();
   if (!mismatches.empty()) {
     report += "Not measured on the package's GPU (added with --gpu-mismatch-ok):\n";
-    for (const std::string& line : mismatches) report += "  " + line + "\n";
+    for (const std::string& line : mismatches) report += "  " + printable(line) + "\n";
   }
   print_report(report);
   return 0;

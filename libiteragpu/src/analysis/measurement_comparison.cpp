@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "mechanics/json_output.hpp"
 #include "mechanics/text_table.hpp"
 
@@ -426,13 +427,13 @@ std::string render(const MeasurementComparison& c, Style style) {
   for (std::size_t i = 0; i < count; ++i) {
     const Measurement& x = c.measurements[i];
     const GpuDevice* gpu = selected_gpu(x);
-    text += item(tag(i) + " " + c.sources[i] + ": " + (gpu ? gpu->name : std::string("unknown GPU")) + ", " +
+    text += item(tag(i) + " " + printable(c.sources[i]) + ": " + (gpu ? printable(gpu->name) : std::string("unknown GPU")) + ", " +
                  x.model.dtype + ", batch " + std::to_string(x.model.batch) + ", context " +
                  std::to_string(x.model.context) + ", width " + std::to_string(x.model.width) +
                  (x.environment.from_test_double() ? std::string(" — ") + kTestDoubleMark : ""));
   }
   text += "\n" + heading("Findings");
-  for (const std::string& finding : c.findings) text += item(finding);
+  for (const std::string& finding : c.findings) text += item(printable(finding));
   for (const ComparisonSection& section : c.sections) {
     text += "\n";
     if (section.name == "environment") {

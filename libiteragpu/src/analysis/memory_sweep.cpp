@@ -6,6 +6,7 @@
 
 #include "iteragpu/environment.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "iteragpu/memory_predictor.hpp"
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/json_output.hpp"
@@ -315,7 +316,8 @@ std::string SweepResult::to_json() const {
 }
 
 std::string SweepResult::to_text() const {
-  std::string text = "Sweep of " + vary + " on " + start.device + (gpu_name.empty() ? "" : " (" + gpu_name + ")") +
+  std::string text = "Sweep of " + vary + " on " + printable(start.device) +
+                     (gpu_name.empty() ? "" : " (" + printable(gpu_name) + ")") +
                      " from " + std::to_string(start.*dimension_named(vary).value) + ", " + start.dtype +
                      ", budget " + budget + " = " + std::to_string(budget_bytes) + " bytes (" +
                      bytes_text(budget_bytes) + ")";

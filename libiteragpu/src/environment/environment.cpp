@@ -5,6 +5,7 @@
 #include "mechanics/atomic_output_file.hpp"
 #include "environment/environment_json.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "iteragpu/version.hpp"
 #include "mechanics/quantity_parser.hpp"
 #include "environment/system_info.hpp"
@@ -278,39 +279,39 @@ std::string EnvironmentReport::to_json() const {
 
 std::string EnvironmentReport::to_text() const {
   std::string text = "iteragpu " + iteragpu_version + " (" + iteragpu_build + ")\n";
-  text += "System: " + os_name + " " + kernel_release + " " + architecture +
-          (os_distribution ? ", " + *os_distribution : "") + ", " + libc + "\n";
+  text += "System: " + printable(os_name) + " " + printable(kernel_release) + " " + printable(architecture) +
+          (os_distribution ? ", " + printable(*os_distribution) : "") + ", " + printable(libc) + "\n";
   text += "NVIDIA kernel driver: " +
-          (nvidia_driver_version ? *nvidia_driver_version + " (read from " + nvidia_driver_source + ")"
+          (nvidia_driver_version ? printable(*nvidia_driver_version) + " (read from " + printable(nvidia_driver_source) + ")"
                                  : std::string("not exposed by this system")) + "\n";
   if (!backend_available) {
-    text += "LibTorch backend: not available: " + backend_error + "\n";
+    text += "LibTorch backend: not available: " + printable(backend_error) + "\n";
   } else {
-    text += "LibTorch backend: " + (backend_path.empty() ? std::string("supplied by the caller") : backend_path) + "\n";
+    text += "LibTorch backend: " + (backend_path.empty() ? std::string("supplied by the caller") : printable(backend_path)) + "\n";
     if (from_test_double()) text += std::string(kTestDoubleMark) + "\n";
   }
   if (!stack) {
-    if (backend_available) text += "LibTorch stack: unknown: " + backend_error + "\n";
+    if (backend_available) text += "LibTorch stack: unknown: " + printable(backend_error) + "\n";
     text += "GPUs: unknown (no LibTorch backend)\n";
   } else {
-    text += "LibTorch: " + stack->torch_version + "\n";
+    text += "LibTorch: " + printable(stack->torch_version) + "\n";
     text += "  CUDA runtime LibTorch was built with (not the driver): " +
-            or_none(stack->cuda_build_version, "none") + "\n";
-    text += "  HIP version LibTorch was built with: " + or_none(stack->hip_build_version, "none") + "\n";
-    text += "  cuDNN: " + or_none(stack->cudnn_version, "none") + "\n";
+            printable(or_none(stack->cuda_build_version, "none")) + "\n";
+    text += "  HIP version LibTorch was built with: " + printable(or_none(stack->hip_build_version, "none")) + "\n";
+    text += "  cuDNN: " + printable(or_none(stack->cudnn_version, "none")) + "\n";
     text += std::string("GPU runtime available: ") + (stack->gpu_runtime_available ? "yes" : "no") + "\n";
     if (stack->gpus.empty()) {
-      text += "GPUs: none visible (no GPU available): " + no_gpu_reason(*stack) + "\n";
+      text += "GPUs: none visible (no GPU available): " + printable(no_gpu_reason(*stack)) + "\n";
     } else {
       text += "GPUs (" + std::to_string(stack->gpus.size()) + " visible):\n";
       for (const auto& gpu : stack->gpus)
-        text += "  cuda:" + std::to_string(gpu.index) + "  " + gpu.name + ", compute capability " +
+        text += "  cuda:" + std::to_string(gpu.index) + "  " + printable(gpu.name) + ", compute capability " +
                 compute_capability(gpu) + ", " + std::to_string(gpu.total_memory_bytes) + " bytes (" +
                 gib(gpu.total_memory_bytes) + "), " + std::to_string(gpu.multiprocessors) +
                 " multiprocessors\n";
     }
   }
-  text += "Selected device " + selected_device + ": ";
+  text += "Selected device " + printable(selected_device) + ": ";
   if (!stack) {
     text += "unknown\n";
   } else if (!selected_present) {

@@ -15,6 +15,7 @@
 
 #include "environment/environment_json.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "measurement/measurement_schema.hpp"
 #include "mechanics/input_file.hpp"
 #include "mechanics/json_input.hpp"
@@ -389,9 +390,9 @@ std::string prediction_text(const Measurement& measurement) {
 
 std::string Measurement::to_text() const {
   std::string gpu_name;
-  if (const GpuDevice* gpu = environment.selected_gpu()) gpu_name = " (" + gpu->name + ")";
-  std::string text = "Measurement on " + configuration.device + gpu_name;
-  if (environment.stack) text += ", LibTorch " + environment.stack->torch_version;
+  if (const GpuDevice* gpu = environment.selected_gpu()) gpu_name = " (" + printable(gpu->name) + ")";
+  std::string text = "Measurement on " + printable(configuration.device) + gpu_name;
+  if (environment.stack) text += ", LibTorch " + printable(environment.stack->torch_version);
   if (environment.from_test_double()) text += "\n" + std::string(kTestDoubleMark);
   text += "\n" + workload_for(configuration)->measurement_text() + "; warmup " +
           std::to_string(configuration.warmup) + ", repeats " +

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 
 namespace iteragpu {
 namespace {
@@ -74,19 +75,8 @@ bool parse_compute_capability(const std::string& text, int& major, int& minor) {
 }
 
 std::string quoted_for_message(const std::string& value, std::size_t max_shown) {
-  std::string shown;
-  for (std::size_t i = 0; i < value.size() && i < max_shown; ++i) {
-    const unsigned char c = static_cast<unsigned char>(value[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-      shown += escaped;
-    } else {
-      shown += static_cast<char>(c);
-    }
-  }
-  if (value.size() > max_shown) shown += "...";
-  return "'" + shown + "'";
+  const std::string shown = printable(value.substr(0, max_shown));
+  return "'" + shown + (value.size() > max_shown ? "..." : "") + "'";
 }
 
 BigInt parse_positive_integer(const std::string& text, const std::string& field,

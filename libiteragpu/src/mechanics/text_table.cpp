@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "iteragpu/printable_text.hpp"
+
 namespace iteragpu {
 namespace {
 
@@ -20,11 +22,9 @@ std::string csv_field(const std::string& value) {
 
 std::string markdown_cell(const std::string& value) {
   std::string cell;
-  for (char c : value) {
+  for (char c : printable(value)) {
     if (c == '|') {
       cell += "\\|";
-    } else if (c == '\n' || c == '\r') {
-      cell += ' ';
     } else {
       cell += c;
     }
@@ -44,16 +44,17 @@ std::string TextTable::to_text(const std::string& indent) const {
   std::vector<std::size_t> widths(header.size(), 0);
   const auto measure = [&widths](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size() && i < widths.size(); ++i)
-      widths[i] = std::max(widths[i], display_width(cells[i]));
+      widths[i] = std::max(widths[i], display_width(printable(cells[i])));
   };
   measure(header);
   for (const auto& row : rows) measure(row);
   const auto line = [&](const std::vector<std::string>& cells) {
     std::string text = indent;
     for (std::size_t i = 0; i < cells.size() && i < widths.size(); ++i) {
-      const std::string padding(widths[i] - display_width(cells[i]), ' ');
+      const std::string cell = printable(cells[i]);  // a cell may hold text from a file
+      const std::string padding(widths[i] - display_width(cell), ' ');
       const bool right = i < right_aligned.size() && right_aligned[i];
-      text += (i ? "  " : "") + (right ? padding + cells[i] : cells[i] + padding);
+      text += (i ? "  " : "") + (right ? padding + cell : cell + padding);
     }
     while (!text.empty() && text.back() == ' ') text.pop_back();
     return text + "\n";

@@ -14,7 +14,8 @@ struct TextTable {
   std::vector<bool> right_aligned;
 
   // Two spaces between columns, each line starting with `indent`; widths count characters,
-  // not bytes, so "µs" or "→" do not shift a column.
+  // not bytes, so "µs" or "→" do not shift a column. Cells are shown printable() (control
+  // characters escaped) in text and Markdown; CSV quotes them instead.
   std::string to_text(const std::string& indent = "  ") const;
   // "| a | b |" rows under a "| --- |" line; '|' in a cell is escaped.
   std::string to_markdown() const;

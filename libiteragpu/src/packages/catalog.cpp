@@ -13,6 +13,7 @@
 #include "mechanics/exact_arithmetic.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/package_calculator.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "mechanics/json_output.hpp"
 #include "packages/package_format.hpp"
 #include "packages/package_notes.hpp"
@@ -262,12 +263,12 @@ std::string Catalog::to_text() const {
     table[0].push_back("source");
   }
   for (const CatalogEntry& entry : entries_) {
-    table.push_back({entry.gpu, entry.gpu_name, std::to_string(entry.days),
+    table.push_back({printable(entry.gpu), printable(entry.gpu_name), std::to_string(entry.days),
                      "$" + usd_from_cents(entry.lot_price_cents).grouped(2),
                      std::to_string(entry.gpus_per_lot)});
     if (!uniform) {
-      table.back().push_back(entry.snapshot_date);
-      table.back().push_back(entry.source);
+      table.back().push_back(printable(entry.snapshot_date));
+      table.back().push_back(printable(entry.source));
     }
   }
   std::vector<std::size_t> widths(table[0].size(), 0);
@@ -276,10 +277,10 @@ std::string Catalog::to_text() const {
   const auto right_aligned = [](std::size_t column) { return column >= 2 && column <= 4; };
 
   std::ostringstream out;
-  out << "Package catalog: " << path_ << " (" << counted(entries_.size(), "row") << ")\n";
+  out << "Package catalog: " << printable(path_) << " (" << counted(entries_.size(), "row") << ")\n";
   if (uniform) {
-    out << "Prices: " << entries_.front().source << "\n"
-        << "Snapshot date: " << entries_.front().snapshot_date << "\n";
+    out << "Prices: " << printable(entries_.front().source) << "\n"
+        << "Snapshot date: " << printable(entries_.front().snapshot_date) << "\n";
   }
   out << "\n";
   for (const auto& row : table) {

@@ -7,6 +7,7 @@
 #include "mechanics/csv_reader.hpp"
 #include "mechanics/exact_arithmetic.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "mechanics/json_output.hpp"
 #include "packages/package_format.hpp"
 #include "packages/package_notes.hpp"
@@ -121,11 +122,12 @@ std::string Quote::to_json() const {
 
 std::string Quote::to_text() const {
   std::ostringstream out;
-  out << "Package quote: " << entry.gpu << " (" << entry.gpu_name << "), " << entry.days
+  // What the catalog file says is printed as text from outside (control characters escaped).
+  out << "Package quote: " << printable(entry.gpu) << " (" << printable(entry.gpu_name) << "), " << entry.days
       << " days, " << counted(lots, "lot") << "\n"
-      << "Prices: " << entry.source << "\n"
-      << "Snapshot date: " << entry.snapshot_date << "\n"
-      << "Catalog: " << catalog_path << " (line " << entry.line << ")\n\n";
+      << "Prices: " << printable(entry.source) << "\n"
+      << "Snapshot date: " << printable(entry.snapshot_date) << "\n"
+      << "Catalog: " << printable(catalog_path) << " (line " << entry.line << ")\n\n";
   const auto row = [&out](const char* label, const std::string& value) {
     out << "  " << label << std::string(20 - std::string(label).size(), ' ') << value << "\n";
   };

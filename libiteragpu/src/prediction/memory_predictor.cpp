@@ -12,6 +12,7 @@
 
 #include "prediction/caching_allocator_model.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "mechanics/json_output.hpp"
 #include "protocol/phase_row_json.hpp"
 #include "workload/configuration_json.hpp"
@@ -336,7 +337,7 @@ std::string MemoryPrediction::to_text() const {
   const std::unique_ptr<const Workload> workload = workload_for(configuration);
   std::string text = "Predicted memory for " + workload->heading() + "\n";
   text += "GPU: " + (target.gpu_name.empty() ? std::string("compute capability ")
-                                             : target.gpu_name + ", compute capability ") +
+                                             : printable(target.gpu_name) + ", compute capability ") +
           compute_capability_text(target) + "; cuBLAS workspace " +
           std::to_string(target.cublas_workspace_bytes) + " bytes, cuBLASLt workspace " +
           std::to_string(target.cublaslt_workspace_bytes) + " bytes" +

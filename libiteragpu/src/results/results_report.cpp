@@ -5,6 +5,7 @@
 
 #include "mechanics/exact_arithmetic.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "iteragpu/results_table.hpp"
 #include "mechanics/json_output.hpp"
 #include "mechanics/text_table.hpp"
@@ -126,8 +127,8 @@ std::string ResultsReport::to_csv() const {
 
 std::string ResultsReport::to_text() const {
   std::ostringstream out;
-  out << "Cost per accepted result: " << table_path << " (" << counted(rows.size(), "row") << ")\n"
-      << "Prices: " << catalog_path << "\n\n";
+  out << "Cost per accepted result: " << printable(table_path) << " (" << counted(rows.size(), "row") << ")\n"
+      << "Prices: " << printable(catalog_path) << "\n\n";
   if (rows.empty()) {
     out << "The table has no rows yet: one row is added per real run.\n";
   } else {
@@ -138,7 +139,7 @@ std::string ResultsReport::to_text() const {
     for (const ResultCost& r : rows) {
       const auto& cost = r.quote.unit_cost;
       std::snprintf(line, sizeof line, "  %-5d %-10s %-14s %4d %5lld %14s %9lld %14s\n", r.row.line,
-                    r.row.date.c_str(), r.row.gpu.c_str(), r.row.days,
+                    printable(r.row.date).c_str(), printable(r.row.gpu).c_str(), r.row.days,
                     static_cast<long long>(r.row.lots), ("$" + r.quote.total_usd.grouped(2)).c_str(),
                     static_cast<long long>(r.row.units_accepted_distinct),
                     cost ? ("$" + ExactDecimal::parse(cost->display_usd).grouped(4)).c_str() : "none");
@@ -157,11 +158,11 @@ std::string ResultsReport::to_text() const {
       if (r.row.gpu_mismatch.empty()) continue;
       if (!mismatch_said) out << "\nMeasured on another GPU than the package's (recorded with gpu-mismatch-ok):\n";
       mismatch_said = true;
-      out << "  line " << r.row.line << ": " << r.row.gpu_mismatch << "\n";
+      out << "  line " << r.row.line << ": " << printable(r.row.gpu_mismatch) << "\n";
     }
     out << "\n" << UnitCost::display_rounding() << "\n"
-        << "Prices: " << rows.front().quote.entry.source << " (snapshot "
-        << rows.front().quote.entry.snapshot_date << ").\n";
+        << "Prices: " << printable(rows.front().quote.entry.source) << " (snapshot "
+        << printable(rows.front().quote.entry.snapshot_date) << ").\n";
   }
   out << package_notes::kNotAnOffer << "\n" << package_notes::kRepeatsAreNotResults << "\n";
   return out.str();

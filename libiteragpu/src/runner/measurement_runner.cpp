@@ -12,6 +12,7 @@
 #include <set>
 
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "protocol/phase_row_json.hpp"
 #include "workload/configuration_json.hpp"
 #include "workload/workload.hpp"
@@ -226,11 +227,11 @@ std::string MeasurementSummary::to_text() const {
   std::string errors;
   int failed = 0;
   for (const DeviceOutcome& outcome : devices) {
-    const std::string file = outcome.result_file.empty() ? "-" : outcome.result_file;
+    const std::string file = outcome.result_file.empty() ? "-" : printable(outcome.result_file);
     if (outcome.figures) {
       const DeviceResultFigures& figures = *outcome.figures;
       std::snprintf(line, sizeof line, "%-8s %-7s %4d  %-24s %14.6f %18lld %18llu  %s\n", outcome.device.c_str(),
-                    outcome.ok() ? "ok" : "failed", outcome.exit_code, figures.gpu_name.c_str(),
+                    outcome.ok() ? "ok" : "failed", outcome.exit_code, printable(figures.gpu_name).c_str(),
                     figures.warm_forward_host_seconds_median,
                     static_cast<long long>(figures.model_load_allocated_bytes),
                     static_cast<unsigned long long>(figures.peak_allocated_bytes_max), file.c_str());
@@ -240,7 +241,7 @@ std::string MeasurementSummary::to_text() const {
     }
     text += line;
     if (!outcome.ok()) ++failed;
-    if (!outcome.error.empty()) errors += "  " + outcome.device + ": " + outcome.error + "\n";
+    if (!outcome.error.empty()) errors += "  " + outcome.device + ": " + printable(outcome.error) + "\n";
   }
   if (!errors.empty()) text += "\nErrors:\n" + errors;
   text += "\nComplete: ";
