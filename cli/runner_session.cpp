@@ -23,11 +23,13 @@ InterruptHandlers::InterruptHandlers() {
   action.sa_flags = SA_RESETHAND;
   sigaction(SIGINT, &action, &previous_interrupt_);
   sigaction(SIGTERM, &action, &previous_terminate_);
+  sigaction(SIGHUP, &action, &previous_hangup_);
 }
 
 InterruptHandlers::~InterruptHandlers() {
   sigaction(SIGINT, &previous_interrupt_, nullptr);
   sigaction(SIGTERM, &previous_terminate_, nullptr);
+  sigaction(SIGHUP, &previous_hangup_, nullptr);
 }
 
 bool InterruptHandlers::received() { return interrupt_received.load(); }

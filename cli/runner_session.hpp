@@ -1,6 +1,6 @@
 #pragma once
-// What `measure` and `sweep` share while the core's MeasurementRunner works: SIGINT/SIGTERM
-// turned into a cancellation the runner polls (its workers stop between phases, writing
+// What `measure` and `sweep` share while the core's MeasurementRunner works: SIGINT, SIGTERM
+// and SIGHUP turned into a cancellation the runner polls (its workers stop between phases, writing
 // nothing; a second signal acts as usual), and one status line on stderr.
 
 #include <signal.h>
@@ -21,6 +21,7 @@ class InterruptHandlers {
  private:
   struct sigaction previous_interrupt_ {};
   struct sigaction previous_terminate_ {};
+  struct sigaction previous_hangup_ {};
 };
 
 // One status line on stderr, rewritten in place; only where escape codes may go (a

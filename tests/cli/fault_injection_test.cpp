@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
 #include <chrono>
 #include <thread>
 
@@ -265,32 +268,26 @@ TEST_F(FaultInjection, SignalsInTheMiddleOfAWriteLeaveNoTemporaryFileAndNoDamage
   EXPECT_TRUE(leftovers(dir_.path()).empty());
 }
 
-// An interrupt aimed at every moment of `results add`, from its start to past its end: the
-// exit status must say what the table says. A row in the table with a failing status would
-// make a user who retries add it twice; a success without the row would lose it.
-TEST_F(FaultInjection, TheExitStatusNeverContradictsTheTableUnderSignals) {
-  const std::string table = dir_.file("t.csv");
-  ASSERT_EQ(cli(add_args(table, measurement())).exit_code, 0);
-  const std::string content = read_file(table);
-  const std::string row = content.substr(content.find('\n') + 1);
-  std::string big = content;
-  while (big.size() < (2u << 20)) big += row;  // a write long enough to be hit in the middle
-  write_file(table, big);
-
-  // How long one add takes here, to spread the signals over it and a little beyond.
-  const auto start = std::chrono::steady_clock::now();
-  ASSERT_EQ(cli(add_args(table, measurement())).exit_code, 0);
-  const auto duration = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::steady_clock::now() - start);
-  constexpr int kShots = 40;
-  int added = 0, refused = 0;
+// Runs `argv` (the CLI) `shots` times per interrupting signal, each time sending the signal
+// a little later, from the start to 1.25 × `duration`; after each run `committed()` says
+// whether the command's result is on disk, which must be exactly when it exited 0.
+// Returns how many runs committed and how many did not.
+std::pair<int, int> aim_signals(const std::vector<std::string>& args, std::chrono::microseconds duration,
+                                int shots, const std::function<bool()>& committed,
+                                const std::function<void()>& reset,
+                                const std::map<std::string, std::string>& environment = {}) {
+  int done = 0, undone = 0;
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
-    for (int shot = 0; shot < kShots; ++shot) {
-      std::vector<std::string> argv = add_args(table, measurement());
-      const std::size_t rows_before = line_count(read_file(table));
+    for (int shot = 0; shot < shots; ++shot) {
+      reset();
+      std::vector<std::string> argv = args;
       const pid_t child = fork();
-      ASSERT_GE(child, 0);
+      if (child < 0) {
+        ADD_FAILURE() << "fork failed";
+        return {done, undone};
+      }
       if (child == 0) {
+        for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
         std::vector<char*> raw;
         std::string program = ITERAGPU_CLI_PATH;
         raw.push_back(program.data());
@@ -302,25 +299,80 @@ TEST_F(FaultInjection, TheExitStatusNeverContradictsTheTableUnderSignals) {
         execv(program.c_str(), raw.data());
         _exit(127);
       }
-      std::this_thread::sleep_for(duration * shot * 5 / (4 * kShots));  // 0 to 1.25 × one add
+      std::this_thread::sleep_for(duration * shot * 5 / (4 * shots));
       kill(child, signal_number);
       int status = 0;
       waitpid(child, &status, 0);
       const bool success = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      const std::size_t rows_now = line_count(read_file(table));
-      ASSERT_TRUE(rows_now == rows_before || rows_now == rows_before + 1) << rows_now;
-      const bool row_added = rows_now == rows_before + 1;
-      EXPECT_EQ(success, row_added) << "signal " << signal_number << " at shot " << shot << ": "
-                                    << (row_added ? "row added, yet " : "no row, yet ")
-                                    << (WIFSIGNALED(status) ? "ended by signal " + std::to_string(WTERMSIG(status))
-                                                            : "exit " + std::to_string(WEXITSTATUS(status)));
-      row_added ? ++added : ++refused;
-      EXPECT_TRUE(leftovers(dir_.path()).empty()) << "after signal " << signal_number;
+      const bool on_disk = committed();
+      EXPECT_EQ(success, on_disk) << "signal " << signal_number << " at shot " << shot << ": "
+                                  << (on_disk ? "the result is there, yet " : "no result, yet ")
+                                  << (WIFSIGNALED(status) ? "ended by signal " + std::to_string(WTERMSIG(status))
+                                                          : "exit " + std::to_string(WEXITSTATUS(status)));
+      on_disk ? ++done : ++undone;
     }
   }
+  return {done, undone};
+}
+
+std::chrono::microseconds time_of(const std::function<void()>& action) {
+  const auto start = std::chrono::steady_clock::now();
+  action();
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+}
+
+// An interrupt aimed at every moment of `results add`, from its start to past its end: the
+// exit status must say what the table says. A row in the table with a failing status would
+// make a user who retries add it twice; a success without the row would lose it.
+TEST_F(FaultInjection, TheExitStatusNeverContradictsTheTableUnderSignals) {
+  const std::string table = dir_.file("t.csv");
+  ASSERT_EQ(cli(add_args(table, measurement())).exit_code, 0);
+  const std::string content = read_file(table);
+  const std::string row = content.substr(content.find('\n') + 1);
+  std::string big = content;
+  while (big.size() < (2u << 20)) big += row;  // a write long enough to be hit in the middle
+  write_file(table, big);
+  const auto duration = time_of([&] { ASSERT_EQ(cli(add_args(table, measurement())).exit_code, 0); });
+  std::size_t rows_before = 0;
+  const auto [added, refused] = aim_signals(
+      add_args(table, measurement()), duration, 40,
+      [&] {
+        const std::size_t rows_now = line_count(read_file(table));
+        EXPECT_TRUE(rows_now == rows_before || rows_now == rows_before + 1) << rows_now;
+        EXPECT_TRUE(leftovers(dir_.path()).empty());
+        return rows_now == rows_before + 1;
+      },
+      [&] { rows_before = line_count(read_file(table)); });
   // The shots covered both outcomes: interrupted before the commit and let finish after it.
   EXPECT_GT(added, 0);
   EXPECT_GT(refused, 0);
+}
+
+// The same for `measure` (the worker publishes, the command reports) and `environment
+// --output` (the command publishes): the file exists exactly when the status is 0.
+TEST_F(FaultInjection, TheExitStatusNeverContradictsAPublishedFileUnderSignals) {
+  const std::map<std::string, std::string> fake = {{"ITERAGPU_BACKEND", ITERAGPU_FAKE_BACKEND_PATH}};
+  const std::string result = dir_.file("m.json");
+  const std::vector<std::string> measure = {"measure", "--output", result, "--repeats", "20"};
+  const auto remove_result = [&] { std::remove(result.c_str()); };
+  const auto duration = time_of([&] {
+    ASSERT_EQ(run_process({ITERAGPU_CLI_PATH, measure[0], measure[1], measure[2], measure[3], measure[4]}, fake)
+                  .exit_code, 0);
+  });
+  const auto [measured, stopped] = aim_signals(measure, duration, 20, [&] { return path_exists(result); },
+                                               remove_result, fake);
+  EXPECT_GT(measured, 0);  // both outcomes were met: stopped before the commit, let finish after it
+  EXPECT_GT(stopped, 0);
+  EXPECT_TRUE(leftovers(dir_.path()).empty());
+
+  const std::string report = dir_.file("env.json");
+  const std::vector<std::string> environment = {"environment", "--output", report};
+  const auto environment_time = time_of([&] {
+    ASSERT_EQ(run_process({ITERAGPU_CLI_PATH, environment[0], environment[1], environment[2]}, fake).exit_code, 0);
+  });
+  aim_signals(environment, environment_time, 20, [&] { return path_exists(report); },
+              [&] { std::remove(report.c_str()); }, fake);
+  EXPECT_TRUE(leftovers(dir_.path()).empty());
 }
 
 TEST_F(FaultInjection, NoCommandIsOneLine) {

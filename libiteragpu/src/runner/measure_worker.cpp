@@ -4,6 +4,7 @@
 #include "runner/measure_worker.hpp"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -66,6 +67,12 @@ int run_measure_worker() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);
+  // A runner that dies (killed, or a signal it does not handle) must not leave its worker to
+  // publish a result nobody waits for: the worker is interrupted with it and stops at the
+  // next phase boundary, writing nothing. (A runner gone before this line is seen at that
+  // boundary too: its end of the request pipe is closed.)
+  prctl(PR_SET_PDEATHSIG, SIGINT);
 
   try {
     const worker_protocol::WorkerRequest task = worker_protocol::parse_request(read_request_record());
