@@ -11,6 +11,10 @@ __version__: str
 
 def build_description() -> str: ...
 
+# Private, for the package's own modules (python/src/module.cpp).
+_test_double_mark: str  # iteragpu::kTestDoubleMark, shown beside a measurement from the test double
+def _may_use_escape_codes(fd: int) -> bool: ...  # the CLI's rule: a terminal, NO_COLOR unset, TERM not dumb
+
 Number = Union[int, str, Decimal, float]
 PathArg = Union[str, os.PathLike]
 

@@ -72,7 +72,7 @@ def _progress_callback(progress, request):
     if progress is False:
         return None
     if progress is None:
-        from ._display import ProgressLine
+        from ._display.progress import ProgressLine
 
         return ProgressLine.for_current_output(request.device)
     if not callable(progress):
@@ -114,7 +114,7 @@ def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=64,
     if progress is False:
         rows, points = None, None
     elif progress is None:
-        from ._display import SweepProgressLine
+        from ._display.progress import SweepProgressLine
 
         line = SweepProgressLine.for_current_output(device)
         rows, points = (line, line.point) if line is not None else (None, None)

@@ -54,7 +54,7 @@ def test_text_of_objects_names_no_command_line_option(tmp_path):
 def test_escape_codes_only_on_a_terminal_without_no_color(monkeypatch, tmp_path):
     import os
 
-    from iteragpu._display import _may_use_escape_codes
+    from iteragpu._display.progress import _may_use_escape_codes
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm")

@@ -1,0 +1,71 @@
+"""What every view shares: escaping, display rounding, byte cells, the table and section
+frames, and the six allocator counters of a phase row."""
+
+import decimal
+import html
+
+MIB = 2**20
+
+
+def escape(value):
+    return html.escape(str(value))
+
+
+def rounded(value, places=2):
+    """Display rounding, halves away from zero, as the core's text reports round."""
+    quantum = decimal.Decimal(1).scaleb(-places)
+    exact = decimal.Decimal(value)
+    return f"{exact.quantize(quantum, rounding=decimal.ROUND_HALF_UP):,}"
+
+
+def html_table(header, rows):
+    """A table; header cells are escaped here, row cells are HTML already."""
+    head = "".join(f"<th>{escape(cell)}</th>" for cell in header) if header else ""
+    body = "".join(
+        "<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return (
+        "<table>"
+        + (f"<thead><tr>{head}</tr></thead>" if head else "")
+        + f"<tbody>{body}</tbody></table>"
+    )
+
+
+def html_section(title, content, notes=()):
+    """A view's frame: its title, its content (HTML) and its notes (text, escaped here)."""
+    note_html = "".join(f"<li>{escape(note)}</li>" for note in notes)
+    return (
+        f"<div class='iteragpu'><strong>{escape(title)}</strong>{content}"
+        + (f"<ul>{note_html}</ul>" if note_html else "")
+        + "</div>"
+    )
+
+
+def bytes_cell(count):
+    if count is None:
+        return "&ndash;"
+    return f"{count:,} <small>({rounded(decimal.Decimal(count) / MIB)} MiB)</small>"
+
+
+def row_label(row):
+    """A phase row's name: "warm_forward #2" for a repeat."""
+    return f"{row.phase} #{row.repeat}" if row.repeat else row.phase
+
+
+# The allocator counters of a phase row, measured (PhaseRow) or predicted (PhasePrediction),
+# in the tables' column order: (counters, attribute).
+_ALLOCATOR_COUNTERS = (
+    ("baseline", "allocated_bytes"),
+    ("end", "allocated_bytes"),
+    ("end", "peak_allocated_bytes"),
+    ("baseline", "reserved_bytes"),
+    ("end", "reserved_bytes"),
+    ("end", "peak_reserved_bytes"),
+)
+ALLOCATOR_COUNTER_HEADER = ["allocated: baseline", "end", "peak", "reserved: baseline", "end", "peak"]
+
+
+def allocator_counter_cells(row):
+    """Six cells: allocated at baseline, at end and its peak, then the same for reserved."""
+    return [bytes_cell(getattr(getattr(row, counters), attribute))
+            for counters, attribute in _ALLOCATOR_COUNTERS]
