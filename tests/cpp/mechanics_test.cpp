@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <thread>
 
@@ -93,6 +94,19 @@ TEST(JsonWriter, WritesTheDocumentExactly) {
             "    true\n"
             "  ]\n"
             "}\n");
+}
+
+TEST(JsonWriter, ANumberJsonCannotHoldIsNull) {
+  JsonWriter json("x.test", 1);
+  json.key("nan").value(std::nan("")).key("inf").value(1.0 / 0.0).key("one").value(1.0);
+  EXPECT_EQ(json.finish_on_one_line(),
+            "{\"schema\": \"x.test\",\"schema_version\": 1,\"nan\": null,\"inf\": null,\"one\": 1.0}\n");
+}
+
+TEST(QuotedForMessage, CutsBetweenCharactersNeverInsideOne) {
+  const std::string value = std::string(39, '1') + "\xc3\xa9";  // 39 digits, then é (2 bytes)
+  EXPECT_EQ(quoted_for_message(value), "'" + std::string(39, '1') + "...'");
+  EXPECT_EQ(quoted_for_message(value, 41), "'" + value + "'");
 }
 
 TEST(JsonWriter, OneLineForStreams) {

@@ -1,5 +1,7 @@
 #include "mechanics/json_output.hpp"
 
+#include <cmath>
+
 namespace iteragpu {
 
 JsonWriter::JsonWriter(const char* schema, int schema_version) : writer_(buffer_) {
@@ -52,6 +54,8 @@ JsonWriter& JsonWriter::value(std::uint64_t number) {
   return *this;
 }
 JsonWriter& JsonWriter::value(double number) {
+  // JSON has no NaN or infinity; RapidJSON would refuse it after the key was written.
+  if (!std::isfinite(number)) return null();
   writer_.Double(number);
   return *this;
 }

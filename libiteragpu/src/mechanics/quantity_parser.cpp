@@ -75,8 +75,10 @@ bool parse_compute_capability(const std::string& text, int& major, int& minor) {
 }
 
 std::string quoted_for_message(const std::string& value, std::size_t max_shown) {
-  const std::string shown = printable(value.substr(0, max_shown));
-  return "'" + shown + (value.size() > max_shown ? "..." : "") + "'";
+  // Cut before a UTF-8 continuation byte, never in the middle of a character.
+  std::size_t cut = std::min(max_shown, value.size());
+  while (cut > 0 && cut < value.size() && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
+  return "'" + printable(value.substr(0, cut)) + (value.size() > cut ? "..." : "") + "'";
 }
 
 BigInt parse_positive_integer(const std::string& text, const std::string& field,
