@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "mechanics/input_file.hpp"
@@ -225,25 +226,40 @@ std::vector<ResultRow> parse_rows(const CsvTable& table, const Catalog& catalog,
                                   bool verify_measurements) {
   check_header(table);
   std::vector<ResultRow> rows;
+  // Rows often share a measurement file (several work units of one run): each file is hashed
+  // and read once per load, with the first row that names it.
+  struct ReadFile {
+    std::string sha256;
+    MeasurementEvidence evidence;
+  };
+  std::map<std::string, ReadFile> read_files;
   for (const CsvRecord& record : table.rows) {
     ResultRow row = validated_row(record.fields, catalog, table.path, record.line);
     if (verify_measurements) {
       const std::string file = resolve_measurement(table.path, row.measurement_file);
-      struct stat info {};
-      if (stat(file.c_str(), &info) != 0)
-        throw data_file_error(table.path, record.line,
-                              "measurement_file: " + file + " is missing; the row cannot be traced");
-      const std::string actual = sha256_file_hex(file);
+      auto found = read_files.find(file);
+      if (found == read_files.end()) {
+        struct stat info {};
+        if (stat(file.c_str(), &info) != 0)
+          throw data_file_error(table.path, record.line,
+                                "measurement_file: " + file + " is missing; the row cannot be traced");
+        ReadFile read;
+        read.sha256 = sha256_file_hex(file);
+        if (read.sha256 == row.measurement_sha256) {
+          try {
+            read.evidence = read_measurement(file);
+          } catch (const UsageError& e) {
+            throw data_file_error(table.path, record.line, "measurement_file: " + e.reason());
+          }
+        }
+        found = read_files.emplace(file, std::move(read)).first;
+      }
+      const std::string& actual = found->second.sha256;
       if (actual != row.measurement_sha256)
         throw data_file_error(table.path, record.line,
                               "measurement_sha256: " + file + " has changed since the row was "
                               "added (SHA-256 " + actual + ", recorded " + row.measurement_sha256 + ")");
-      MeasurementEvidence evidence;
-      try {
-        evidence = read_measurement(file);
-      } catch (const UsageError& e) {
-        throw data_file_error(table.path, record.line, "measurement_file: " + e.reason());
-      }
+      const MeasurementEvidence& evidence = found->second.evidence;
       const std::string test_double = test_double_reason(evidence);
       if (!test_double.empty())
         throw data_file_error(table.path, record.line, "measurement_file: " + file + " " + test_double);
