@@ -109,8 +109,27 @@ bool zero_beyond_fast_path(const std::string& token) {
   return exponent || fraction_digits > 22;
 }
 
-// Offset of the first number token that is longer than `limit` characters or a zero beyond
-// the fast path, or npos. Long runs of digits also take RapidJSON's full-precision paths;
+// Whether a fraction or exponent number token has more than 19 significant digits: its
+// significand no longer fits RapidJSON 1.1.0's 64-bit fast path and reaches the same
+// full-precision strtod, which normalised a zero there with undefined behaviour (found by the
+// checkpoint header fuzzer on 0.0000000000000184467440737095516159999). iteragpu writes at
+// most 17 significant digits.
+bool significand_beyond_fast_path(const std::string& token) {
+  if (token.find_first_of(".eE") == std::string::npos) return false;  // an integer: its own path
+  std::size_t significant = 0;
+  bool leading = true;
+  for (char c : token) {
+    if (c == 'e' || c == 'E') break;
+    if (c < '0' || c > '9') continue;
+    if (leading && c == '0') continue;
+    leading = false;
+    ++significant;
+  }
+  return significant > 19;
+}
+
+// Offset of the first number token that is longer than `limit` characters or a zero or a
+// significand beyond the fast path, or npos. Long runs of digits also take RapidJSON's full-precision paths;
 // iteragpu writes no number longer than 25 characters.
 std::size_t unsafe_number_offset(const std::string& text, std::size_t limit) {
   bool in_string = false, escaped = false;
@@ -132,7 +151,8 @@ std::size_t unsafe_number_offset(const std::string& text, std::size_t limit) {
     }
     if (start != std::string::npos) {
       const std::string token = text.substr(start, i - start);
-      if (token.size() > limit || zero_beyond_fast_path(token)) return start;
+      if (token.size() > limit || zero_beyond_fast_path(token) || significand_beyond_fast_path(token))
+        return start;
       start = std::string::npos;
     }
     if (c == '"') in_string = true;
