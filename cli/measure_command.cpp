@@ -25,7 +25,11 @@ constexpr const char* kSummary =
     "dimension at a time and watch free memory (iteragpu environment).\n"
     "Several GPUs: --device all (or cuda:0,cuda:1) measures each in its own process, at the\n"
     "same time; --output is then a summary file and each GPU's result goes beside it, as\n"
-    "<stem>-cuda<N>.json. One failing GPU does not stop the others.";
+    "<stem>-cuda<N>.json. One failing GPU does not stop the others.\n"
+    "A real checkpoint: --model DIR runs a local Llama, Mistral, Qwen2 or Qwen3 checkpoint as\n"
+    "transformers runs it (SDPA attention, a growing KV cache): weights_load, inputs, then per\n"
+    "sequence a prefill of --batch x --context random token ids and --new-tokens decode steps;\n"
+    "the first sequence is cold, then --warmup warm-up sequences and --repeats warm ones.";
 
 }  // namespace
 
@@ -35,6 +39,7 @@ int run_measure(const std::vector<std::string>& args) {
       ("device", po::value<std::string>()->default_value("cuda:0"),
        "GPU to measure: cuda:N; several, one process each: all, or a list such as cuda:0,cuda:1");
   add_model_options(options);
+  add_checkpoint_options(options);
   options.add_options()
       ("output", po::value<std::string>(), "new JSON file for the result, or the summary with several devices (required; never "
        "overwritten)");

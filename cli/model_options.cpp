@@ -26,6 +26,15 @@ void add_model_options(po::options_description& options) {
       ("seed", po::value<std::string>(), "seed of the model and input initialisation (default 20260924)");
 }
 
+void add_checkpoint_options(po::options_description& options) {
+  options.add_options()
+      ("model", po::value<std::string>(),
+       "a local dense decoder-only checkpoint (folder with config.json and safetensors weights: "
+       "Llama, Mistral, Qwen2, Qwen3), run as transformers runs it, instead of the synthetic MLP; "
+       "--context is then the prompt length and --dtype defaults to the checkpoint's")
+      ("new-tokens", po::value<std::string>(), "with --model: decode steps after the prefill, one row each (default 16)");
+}
+
 void add_backend_option(po::options_description& options) {
   options.add_options()
       ("backend", po::value<std::string>(),
@@ -40,7 +49,20 @@ MeasureConfiguration measure_configuration_from(const po::variables_map& values,
   request.context = text_option(values, "context", request.context);
   request.width = text_option(values, "width", request.width);
   request.hidden = text_option(values, "hidden", request.hidden);
-  request.dtype = text_option(values, "dtype", request.dtype);
+  request.model = text_option(values, "model", request.model);
+  request.new_tokens = text_option(values, "new-tokens", request.new_tokens);
+  // --dtype shows its default in --help; with --model, left out means the checkpoint's.
+  const bool dtype_given = values.count("dtype") && !values["dtype"].defaulted();
+  request.dtype = request.model.empty() || dtype_given ? text_option(values, "dtype", "float32") : "";
+  if (values.count("model") && request.model.empty())
+    throw UsageError("model", "empty value; expected a checkpoint folder (config.json and safetensors weights)");
+  if (!request.model.empty())
+    for (const char* synthetic_only : {"width", "hidden"})
+      if (values.count(synthetic_only))
+        throw UsageError(synthetic_only, "is a size of the synthetic MLP; with --model the checkpoint's config.json "
+                                         "gives the model's sizes");
+  if (values.count("new-tokens") && request.model.empty())
+    throw UsageError("new-tokens", "needs --model (the synthetic MLP has no decode steps)");
   request.warmup = text_option(values, "warmup", request.warmup);
   request.repeats = text_option(values, "repeats", request.repeats);
   request.seed = text_option(values, "seed", request.seed);

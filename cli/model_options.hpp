@@ -9,6 +9,8 @@ namespace iteragpu::cli {
 
 // --batch, --context, --width, --hidden, --dtype, --warmup, --repeats, --seed.
 void add_model_options(po::options_description& options);
+// --model, --new-tokens: a checkpoint folder instead of the synthetic MLP (measure).
+void add_checkpoint_options(po::options_description& options);
 // --backend.
 void add_backend_option(po::options_description& options);
 

@@ -83,6 +83,7 @@ class SyntheticMlpModule final : public TorchWorkload {
 
 std::unique_ptr<TorchWorkload> make_torch_workload(const ModelSpec& spec, c10::ScalarType scalar_type,
                                                    c10::Device device) {
+  if (spec.decoder) return make_decoder_module(spec, scalar_type, device);
   return std::make_unique<SyntheticMlpModule>(spec, scalar_type, device);
 }
 

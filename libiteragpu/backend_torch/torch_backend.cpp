@@ -156,6 +156,7 @@ class TorchBackend final : public Backend {
 
   BackendStatus open(const ModelSpec& spec) override {
     close();
+    last_report_.reset();
     const std::string device_name = "cuda:" + std::to_string(spec.device_index);
     if (!torch::cuda::is_available()) {
       return status(Code::kDeviceUnavailable, std::string("no GPU runtime available: LibTorch ") +
@@ -280,9 +281,27 @@ class TorchBackend final : public Backend {
     return guarded("release_output", [&] { workload_->release_output(); });
   }
 
+  // The report is taken when the session closes: after the last phase, before the tensors go.
+  BackendStatus run_report(RunReport& report) override {
+    if (!last_report_) return status(Code::kUnsupported, "no checkpoint run was recorded");
+    report = *last_report_;
+    return BackendStatus::Ok();
+  }
+
   void close() override {
     // Tensors go back to the caching allocator; its cache is deliberately left as it is.
     try {
+      if (workload_) {
+        RunReport report;
+        if (workload_->report(report)) {
+#if ITERAGPU_BACKEND_HAS_CUDA
+          std::uint64_t free_bytes = 0, total_bytes = 0;
+          cuda_memory_info(device_index_, free_bytes, total_bytes);
+          report.device_used_bytes = total_bytes - free_bytes;
+#endif
+          last_report_ = std::move(report);
+        }
+      }
       if (workload_) workload_->release();
       workload_.reset();
 #if ITERAGPU_BACKEND_HAS_CUDA
@@ -325,6 +344,7 @@ class TorchBackend final : public Backend {
   bool opened_ = false;
   int device_index_ = 0;
   std::unique_ptr<TorchWorkload> workload_;  // what runs inside the phases, once open
+  std::optional<RunReport> last_report_;      // a checkpoint run's report, kept after close
 #if ITERAGPU_BACKEND_HAS_CUDA
   std::unique_ptr<CudaEventTimer> timer_;
 #endif

@@ -30,7 +30,17 @@ class TorchWorkload {
   virtual void release_output() = 0;
   // Frees every tensor it holds (they go back to the caching allocator). Never throws.
   virtual void release() noexcept = 0;
+  // What a checkpoint's run produced (tokens, logits, attention backend); false when the
+  // workload has nothing to report (the synthetic MLP).
+  virtual bool report(RunReport& report) const {
+    (void)report;
+    return false;
+  }
 };
+
+// The decoder workload (decoder_module.cpp): a checkpoint run as transformers runs it.
+std::unique_ptr<TorchWorkload> make_decoder_module(const ModelSpec& spec, c10::ScalarType scalar_type,
+                                                   c10::Device device);
 
 // The workload `spec` describes, on `device`, in `scalar_type`.
 std::unique_ptr<TorchWorkload> make_torch_workload(const ModelSpec& spec, c10::ScalarType scalar_type,

@@ -92,7 +92,7 @@ void register_request(py::module_& m) {
            py::kw_only(), py::arg("device") = py::str(defaults.device),
            py::arg("batch") = py::int_(1), py::arg("context") = py::int_(16),
            py::arg("width") = py::int_(64), py::arg("hidden") = py::none(),
-           py::arg("dtype") = py::str(defaults.dtype), py::arg("warmup") = py::int_(1),
+           py::arg("dtype") = py::str("float32"), py::arg("warmup") = py::int_(1),
            py::arg("repeats") = py::int_(2), py::arg("seed") = py::int_(20260924),
            py::arg("output") = py::none(), py::arg("backend_path") = py::none(),
            "Keywords as for iteragpu.measure(); int or str for the numbers (hidden=None: 4 x width).")

@@ -191,6 +191,9 @@ class FakeBackend : public Backend {
   }
 
   // Frees the model, inputs and output; the cache (reserved) stays, as in LibTorch.
+  BackendStatus run_report(RunReport&) override {
+    return {BackendStatus::Code::kUnsupported, "the test double runs no checkpoint"};
+  }
   void close() override {
     calls.push_back("close");
     if (output_alive_) free(output_bytes());

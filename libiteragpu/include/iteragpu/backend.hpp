@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "iteragpu/decoder_architecture.hpp"
+
 namespace iteragpu {
 
 // Bumped whenever Backend or the structs below change; the loader refuses a mismatch.
-inline constexpr int kBackendAbiVersion = 3;  // 3: StackReport::backend_identity
+inline constexpr int kBackendAbiVersion = 4;  // 4: ModelSpec::decoder, RunReport
 
 // What a backend says it is, recorded with every environment report and measurement so a
 // figure can be traced to what produced it. Only kLibTorchBackend measures a real GPU.
@@ -64,11 +66,26 @@ struct AllocatorCounters {
   std::uint64_t peak_reserved_bytes = 0;
 };
 
+// What the backend builds: the synthetic MLP (width, hidden), or, when `decoder` is set, a
+// decoder-only checkpoint whose forward() runs a prefill of [batch, context] token ids first
+// and then one decode step per call, growing its KV cache, until release_output().
 struct ModelSpec {
   int device_index = 0;
   std::int64_t batch = 1, context = 16, width = 64, hidden = 256;
   std::string dtype = "float32";  // float32 | float16 | bfloat16
   std::uint64_t seed = 0;
+  std::optional<DecoderModel> decoder;
+};
+
+// What a decoder run produced besides the counters: read after the phases.
+struct RunReport {
+  std::string attention_backend;               // the SDPA kernel PyTorch chose: "flash", ...
+  std::vector<std::int64_t> first_sequence_tokens;  // batch row 0's greedy tokens, in order
+  // Batch row 0's logits at the cold sequence's last decode step, the bytes as stored on the GPU.
+  std::string last_logits_bytes;
+  // Device memory in use as the driver reports it (cudaMemGetInfo total − free): this
+  // process's CUDA context, libraries and allocator segments, and any other process's.
+  std::optional<std::uint64_t> device_used_bytes;
 };
 
 // One measurement session on one device. PhaseMeasurer calls, for every phase:
@@ -102,6 +119,8 @@ class Backend {
   virtual BackendStatus release_output() = 0;
   // Frees the model, inputs and output. The allocator cache is left as it is.
   virtual void close() = 0;
+  // What the decoder run produced so far (kUnsupported for the synthetic MLP).
+  virtual BackendStatus run_report(RunReport& report) = 0;
 };
 
 // The plugin's C entry points (exported by libiteragpu_torch_backend.so).

@@ -21,16 +21,18 @@ struct MeasureRequest {
   std::string context = "16";     // positions; no attention, no KV cache
   std::string width = "64";
   std::string hidden;             // empty: 4 × width
-  std::string dtype = "float32";  // float32 | float16 | bfloat16
+  std::string dtype;              // float32 | float16 | bfloat16; empty: float32, or the checkpoint's
   std::string warmup = "1";
   std::string repeats = "2";
   std::string seed = "20260924";
   std::string output;             // JSON file to create; must not exist
   std::string backend_path;       // explicit plugin file; empty = default search
+  std::string model;              // a checkpoint folder: the decoder workload; empty: the synthetic MLP
+  std::string new_tokens = "16";  // decode steps after the prefill (decoder workload)
 };
 
 // A request checked and resolved: whole numbers in range, hidden given (4 × width when the
-// request left it out), dtype known.
+// request left it out), dtype known (a checkpoint's own when the request left it out).
 struct MeasureConfiguration {
   std::string device = "cuda:0";
   std::int64_t batch = 1;
@@ -44,6 +46,8 @@ struct MeasureConfiguration {
   std::uint64_t seed = 20260924;
   std::string output;
   std::string backend_path;
+  std::string model;              // empty: the synthetic MLP (width, hidden); else a checkpoint folder
+  int new_tokens = 16;            // with a model: decode steps after the prefill
 
   // Throws UsageError naming the field and what is accepted. The device text is kept as
   // written: a single measurement checks it is cuda:N, the runner also accepts lists.

@@ -3,6 +3,7 @@
 // counters predicted for it and the spread of its warm repeats. Written by PhaseMeasurer (in a
 // worker process), read back by Measurement::read: the one reader of measurement files.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,21 @@ class NotAMeasurement : public DataFileError {
   std::string problem_;
 };
 
+// What a checkpoint's run produced besides the counters (the decoder workload only).
+struct DecoderRun {
+  std::string attention_backend;                    // the SDPA kernel PyTorch chose
+  std::vector<std::int64_t> first_sequence_tokens;  // batch row 0's greedy tokens, cold sequence
+  std::string last_logits_sha256;  // batch row 0's logits of the cold sequence's last step, as stored
+  // Device memory in use as the driver reports it at the end (cudaMemGetInfo): the CUDA
+  // context, libraries and allocator segments, beside the allocator's own counters.
+  std::optional<std::uint64_t> device_used_bytes;
+  // From the warm sequences' medians (host clock): the prefill's time, batch × context over it,
+  // batch over a decode step's time.
+  std::optional<double> time_to_first_token_seconds;
+  std::optional<double> prefill_tokens_per_second;
+  std::optional<double> decode_tokens_per_second;
+};
+
 struct Measurement {
   EnvironmentReport environment;
   MeasureConfiguration configuration;
@@ -38,8 +54,10 @@ struct Measurement {
   // The counters predicted for this configuration on this GPU before it was touched, one
   // row per phase row, in the same order; absent when no prediction could be made.
   std::optional<MemoryPrediction> prediction;
-  // Spread of the warm repeats' host and GPU event times, with warnings.
+  // Spread of the warm repeats' host and GPU event times, with warnings (a checkpoint: its warm
+  // decode steps).
   TimingSummary timing;
+  std::optional<DecoderRun> decoder_run;
 
   // The prediction for phases[index]; null when there is none.
   const PhasePrediction* predicted_row(std::size_t index) const;

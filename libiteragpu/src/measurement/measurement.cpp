@@ -83,6 +83,63 @@ void write_timing(JsonWriter& json, const TimingSummary& timing) {
   json.end_array().end_object();
 }
 
+void write_optional(JsonWriter& json, const char* key, const std::optional<double>& value) {
+  json.key(key);
+  if (value) {
+    json.value(*value);
+  } else {
+    json.null();
+  }
+}
+
+void write_decoder_run(JsonWriter& json, const DecoderRun& run) {
+  json.key("decoder_run").begin_object()
+      .key("attention_backend").value(run.attention_backend)
+      .key("first_sequence_tokens").begin_array();
+  for (std::int64_t token : run.first_sequence_tokens) json.value(token);
+  json.end_array().key("last_logits_sha256").value(run.last_logits_sha256).key("device_used_bytes");
+  if (run.device_used_bytes) {
+    json.value(*run.device_used_bytes);
+  } else {
+    json.null();
+  }
+  write_optional(json, "time_to_first_token_seconds", run.time_to_first_token_seconds);
+  write_optional(json, "prefill_tokens_per_second", run.prefill_tokens_per_second);
+  write_optional(json, "decode_tokens_per_second", run.decode_tokens_per_second);
+  json.end_object();
+}
+
+DecoderRun read_decoder_run(const JsonObjectReader& json) {
+  DecoderRun run;
+  json.read("attention_backend", run.attention_backend).read("last_logits_sha256", run.last_logits_sha256);
+  run.first_sequence_tokens = json.int64s("first_sequence_tokens");
+  run.device_used_bytes = json.uint64_or_null("device_used_bytes");
+  run.time_to_first_token_seconds = json.number_or_null("time_to_first_token_seconds");
+  run.prefill_tokens_per_second = json.number_or_null("prefill_tokens_per_second");
+  run.decode_tokens_per_second = json.number_or_null("decode_tokens_per_second");
+  return run;
+}
+
+std::string decoder_run_text(const DecoderRun& run) {
+  char line[256];
+  std::string text = "\nCheckpoint run:\n  attention (SDPA backend chosen): " + printable(run.attention_backend) + "\n";
+  auto figure = [&](const char* label, const std::optional<double>& value, const char* format) {
+    if (!value) return;
+    std::snprintf(line, sizeof line, format, *value);
+    text += std::string("  ") + label + ": " + line + "\n";
+  };
+  figure("time to first token (warm prefill, host median)", run.time_to_first_token_seconds, "%.6f s");
+  figure("prefill", run.prefill_tokens_per_second, "%.1f tokens/s");
+  figure("decode", run.decode_tokens_per_second, "%.1f tokens/s");
+  if (run.device_used_bytes)
+    text += "  device memory in use at the end (cudaMemGetInfo, the CUDA context and libraries included, "
+            "not the allocator's counter): " + std::to_string(*run.device_used_bytes) + " bytes\n";
+  text += "  first sequence's tokens (batch row 0):";
+  for (std::int64_t token : run.first_sequence_tokens) text += " " + std::to_string(token);
+  text += "\n  last logits (batch row 0, cold sequence's last step) SHA-256: " + run.last_logits_sha256 + "\n";
+  return text;
+}
+
 // The spread of the warm repeats, a row per clock, then the warnings.
 std::string timing_text(const TimingSummary& timing) {
   std::string text = "\nWarm repeats (" + std::to_string(timing.warm_repeats) + "), microseconds:\n";
@@ -125,33 +182,20 @@ std::unique_ptr<const Workload> derived_workload(const MeasureConfiguration& req
   return workload;
 }
 
-// The rows run_phase_protocol produces, in its order: model_load, inputs, cold_forward,
-// warmup (when warmup > 0, all its forwards in one row), one warm_forward per repeat.
+// The rows run_phase_protocol produces, in its order: the workload's phase plan.
 void check_row_sequence(const std::vector<PhaseRow>& rows, const MeasureConfiguration& request,
-                        const JsonObjectReader& json) {
-  std::vector<PhaseRow> expected(3);
-  expected[0].phase = "model_load";
-  expected[1].phase = "inputs";
-  expected[2].phase = "cold_forward";
-  expected[2].forwards = 1;
-  if (request.warmup > 0) {
-    expected.emplace_back();
-    expected.back().phase = "warmup";
-    expected.back().forwards = request.warmup;
-  }
-  for (int repeat = 1; repeat <= request.repeats; ++repeat) {
-    expected.emplace_back();
-    expected.back().phase = "warm_forward";
-    expected.back().repeat = repeat;
-    expected.back().forwards = 1;
-  }
-  if (rows.size() != expected.size() || static_cast<int>(rows.size()) != phase_row_count(request))
+                        const Workload& workload, const JsonObjectReader& json) {
+  std::vector<PhaseRow> expected;
+  for (const PlannedPhase& planned : workload.phase_plan(request.warmup, request.repeats))
+    expected.push_back(planned.row);
+  if (rows.size() != expected.size())
     json.fail("phases", "has " + std::to_string(rows.size()) + " rows but the configuration gives " +
                             std::to_string(expected.size()));
   for (std::size_t index = 0; index < rows.size(); ++index) {
     const PhaseRow& row = rows[index];
     const PhaseRow& want = expected[index];
-    if (row.phase != want.phase || row.repeat != want.repeat || row.forwards != want.forwards)
+    if (row.phase != want.phase || row.repeat != want.repeat || row.forwards != want.forwards ||
+        row.sequence != want.sequence || row.step != want.step)
       json.fail("phases/" + std::to_string(index),
                 "is " + row.phase + " (repeat " + std::to_string(row.repeat) + ", " +
                     std::to_string(row.forwards) + " forwards) where the protocol has " + want.phase +
@@ -241,12 +285,13 @@ Measurement read_measurement_document(const std::string& text, const std::string
   if (measurement.configuration.device != measurement.environment.selected_device)
     configuration.fail("device", measurement.configuration.device + " is not the environment's selected device " +
                                      measurement.environment.selected_device);
-  derived_workload(measurement.configuration, configuration, json);
-  measurement.model = SyntheticModel::from(measurement.configuration);
+  const std::unique_ptr<const Workload> workload = derived_workload(measurement.configuration, configuration, json);
+  if (measurement.configuration.model.empty()) measurement.model = SyntheticModel::from(measurement.configuration);
+  if (json.has("decoder_run")) measurement.decoder_run = read_decoder_run(json.object("decoder_run"));
 
   const std::vector<JsonObjectReader> rows = json.objects("phases");
   for (const JsonObjectReader& row : rows) measurement.phases.push_back(read_phase_row_members(row));
-  check_row_sequence(measurement.phases, measurement.configuration, json);
+  check_row_sequence(measurement.phases, measurement.configuration, *workload, json);
 
   // Files written before 2026-12-04 have no prediction and no timing section: the timing
   // summary is the statistics of their warm rows, computed as the measurement computes it.
@@ -317,6 +362,7 @@ std::string Measurement::to_json() const {
   }
   json.end_array();
   write_timing(json, timing);
+  if (decoder_run) write_decoder_run(json, *decoder_run);
   json.key("notes").value(measurement_notes());
   return json.finish();
 }
@@ -403,9 +449,12 @@ std::string Measurement::to_text() const {
   for (const PhaseRow& row : phases) {
     std::snprintf(middle, sizeof middle, " %8d %12.6f %12s", row.forwards, row.host_seconds,
                   format_seconds(row.gpu_event_seconds).c_str());
-    text += phase_table_row(row.phase, row.repeat, middle, row.baseline, row.end);
+    const std::string phase = row.sequence.empty() ? row.phase
+                              : row.sequence + " " + row.phase + (row.step && *row.step > 0 ? " " + std::to_string(*row.step) : "");
+    text += phase_table_row(phase, row.repeat, middle, row.baseline, row.end);
   }
   text += timing_text(timing);
+  if (decoder_run) text += decoder_run_text(*decoder_run);
   text += prediction_text(*this);
   text += "\nBytes are this process's caching-allocator counters on the selected GPU. Notes:\n";
   for (const auto& note : measurement_notes()) text += "  - " + note + "\n";

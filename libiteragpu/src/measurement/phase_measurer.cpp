@@ -3,6 +3,7 @@
 
 #include "iteragpu/phase_measurer.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 
@@ -10,6 +11,7 @@
 #include "iteragpu/error.hpp"
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/backend_loader.hpp"
+#include "mechanics/sha256.hpp"
 #include "protocol/phase_protocol.hpp"
 #include "workload/workload.hpp"
 
@@ -51,16 +53,50 @@ void require_selected_gpu(const EnvironmentReport& environment) {
 
 // The counters this configuration should show on the selected GPU, from the allocator rules;
 // none for a ROCm build, whose allocator and BLAS libraries the rules do not describe.
-std::optional<MemoryPrediction> predict_for(const MeasureConfiguration& request,
+std::optional<MemoryPrediction> predict_for(const MeasureConfiguration& request, const Workload& workload,
                                             const EnvironmentReport& environment) {
   if (environment.stack && environment.stack->hip_build_version) return std::nullopt;
+  if (!workload.predictable()) return std::nullopt;
   return MemoryPredictor::predict(request, PredictionTarget::from_environment(environment));
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+// The checkpoint run's report (tokens, logits, attention backend, device memory in use) and
+// its rates from the warm sequences' median host times.
+DecoderRun decoder_run_of(Backend& backend, const MeasureConfiguration& request, const std::vector<PhaseRow>& rows) {
+  RunReport report;
+  const BackendStatus status = backend.run_report(report);
+  if (!status.ok()) throw MeasurementFailed("the backend gave no report of the checkpoint run: " + status.message);
+  DecoderRun run;
+  run.attention_backend = report.attention_backend;
+  run.first_sequence_tokens = report.first_sequence_tokens;
+  run.last_logits_sha256 = sha256_hex(report.last_logits_bytes);
+  run.device_used_bytes = report.device_used_bytes;
+  std::vector<double> prefill, decode;
+  for (const PhaseRow& row : rows)
+    if (row.sequence == "warm") (row.phase == "prefill" ? prefill : decode).push_back(row.host_seconds);
+  if (!prefill.empty()) {
+    const double seconds = median_of(prefill);
+    run.time_to_first_token_seconds = seconds;
+    if (seconds > 0) run.prefill_tokens_per_second = static_cast<double>(request.batch * request.context) / seconds;
+  }
+  if (!decode.empty()) {
+    const double seconds = median_of(decode);
+    if (seconds > 0) run.decode_tokens_per_second = static_cast<double>(request.batch) / seconds;
+  }
+  return run;
 }
 
 Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
                          const MeasureConfiguration& request, const PhaseProgress& progress) {
   Measurement measurement;
-  measurement.model = SyntheticModel::from(request);  // the one derivation of this run
+  const std::unique_ptr<const Workload> workload = workload_for(request);
+  if (request.model.empty()) measurement.model = SyntheticModel::from(request);
   measurement.configuration = request;
   const int device_index = parse_device_index(request.device, "device");
   throw_if_interrupted("before the measurement started");
@@ -73,10 +109,9 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
   measurement.environment = environment.collect(environment_request);
   require_selected_gpu(measurement.environment);
 
-  measurement.prediction = predict_for(request, measurement.environment);
-  const std::unique_ptr<const Workload> workload = workload_for(request);
+  measurement.prediction = predict_for(request, *workload, measurement.environment);
 
-  const int rows_total = phase_row_count(request);
+  const int rows_total = phase_row_count(request, *workload);
   measurement.phases.reserve(static_cast<std::size_t>(rows_total));
   run_phase_protocol(*backend, request, *workload, device_index, [&](PhaseRow row) {
     measurement.phases.push_back(std::move(row));
@@ -84,6 +119,7 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
     throw_if_interrupted(("after phase " + measurement.phases.back().phase).c_str());
   });
   measurement.timing = summarize_warm_repeats(measurement.phases);
+  if (!request.model.empty()) measurement.decoder_run = decoder_run_of(*backend, request, measurement.phases);
   return measurement;
 }
 

@@ -141,6 +141,7 @@ class AllocatorModelBackend final : public Backend {
     return BackendStatus::Ok();
   }
   void close() override {}
+  BackendStatus run_report(RunReport&) override { return {BackendStatus::Code::kUnsupported, "a prediction"}; }
 
  private:
   static BackendStatus unsupported() {
@@ -278,6 +279,7 @@ MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configurat
                                           const PredictionTarget& target) {
   const MeasureConfiguration request = configuration.checked();
   const std::unique_ptr<const Workload> workload = workload_for(request);
+  if (!workload->predictable()) throw UsageError("model", workload->prediction_refusal());
   MemoryPrediction prediction;
   prediction.model = SyntheticModel::from(request);
   prediction.configuration = request;
@@ -291,7 +293,7 @@ MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configurat
   if (settings.cublaslt_unified) modelled.cublaslt_workspace_bytes = 0;  // shares cuBLAS's
 
   AllocatorModelBackend backend(*workload, modelled, prediction.cublaslt_used);
-  prediction.phases.reserve(static_cast<std::size_t>(phase_row_count(request)));
+  prediction.phases.reserve(static_cast<std::size_t>(phase_row_count(request, *workload)));
   run_phase_protocol(backend, request, *workload, 0, [&](PhaseRow row) {
     prediction.phases.push_back({row.phase, row.repeat, row.forwards, row.baseline, row.end});
   });

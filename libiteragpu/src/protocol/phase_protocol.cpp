@@ -22,12 +22,10 @@ class PhaseProtocol {
       : backend_(backend), request_(request), workload_(workload) {}
 
   template <typename Work>
-  PhaseRow run(const char* phase, int repeat, int forwards, Work&& work) {
+  PhaseRow run(const PhaseRow& planned, Work&& work) {
     using Clock = std::chrono::steady_clock;
-    PhaseRow row;
-    row.phase = phase;
-    row.repeat = repeat;
-    row.forwards = forwards;
+    PhaseRow row = planned;
+    const char* phase = planned.phase.c_str();
     check(backend_.synchronize(), phase);
     check(backend_.read_counters(row.baseline), phase);
     check(backend_.reset_peaks(), phase);
@@ -86,8 +84,8 @@ struct BackendSession {
 
 }  // namespace
 
-int phase_row_count(const MeasureConfiguration& request) {
-  return 3 + (request.warmup > 0 ? 1 : 0) + request.repeats;
+int phase_row_count(const MeasureConfiguration& request, const Workload& workload) {
+  return static_cast<int>(workload.phase_plan(request.warmup, request.repeats).size());
 }
 
 void run_phase_protocol(Backend& backend, const MeasureConfiguration& request, const Workload& workload,
@@ -97,36 +95,33 @@ void run_phase_protocol(Backend& backend, const MeasureConfiguration& request, c
   protocol.check(backend.open(workload.model_spec(device_index, request.seed)), "device selection");
 
   bool output_alive = false;
-  // The previous forward's output lives until its phase has recorded its end values.
-  auto release_previous_output = [&](const char* phase) {
-    if (output_alive) protocol.check(backend.release_output(), phase);
-    output_alive = false;
-  };
-  auto one_forward = [&] {
-    output_alive = true;
-    return backend.forward();
-  };
-
-  record(protocol.run("model_load", 0, 0, [&] { return backend.load_model(); }));
-  record(protocol.run("inputs", 0, 0, [&] { return backend.create_inputs(); }));
-  record(protocol.run("cold_forward", 0, 1, one_forward));
-  if (request.warmup > 0) {
-    release_previous_output("warmup");
-    record(protocol.run("warmup", 0, request.warmup, [&] {
-      for (int i = 0; i < request.warmup; ++i) {
-        if (output_alive) {
+  for (const PlannedPhase& planned : workload.phase_plan(request.warmup, request.repeats)) {
+    const char* phase = planned.row.phase.c_str();
+    // The previous forward's output lives until its phase has recorded its end values.
+    if (planned.release_first && output_alive) {
+      protocol.check(backend.release_output(), phase);
+      output_alive = false;
+    }
+    record(protocol.run(planned.row, [&] {
+      switch (planned.work) {
+        case PlannedPhase::Work::kLoadModel:
+          return backend.load_model();
+        case PlannedPhase::Work::kCreateInputs:
+          return backend.create_inputs();
+        case PlannedPhase::Work::kForwards:
+          break;
+      }
+      for (int forward = 0; forward < planned.row.forwards; ++forward) {
+        if (forward > 0 && output_alive) {
           BackendStatus released = backend.release_output();
           if (!released.ok()) return released;
         }
-        BackendStatus status = one_forward();
+        output_alive = true;
+        BackendStatus status = backend.forward();
         if (!status.ok()) return status;
       }
       return BackendStatus::Ok();
     }));
-  }
-  for (int repeat = 1; repeat <= request.repeats; ++repeat) {
-    release_previous_output("warm_forward");
-    record(protocol.run("warm_forward", repeat, 1, one_forward));
   }
 }
 
@@ -136,7 +131,8 @@ TimingSummary summarize_warm_repeats(const std::vector<PhaseRow>& phases) {
   std::vector<double> gpu;
   bool every_gpu_time = true;
   for (const PhaseRow& row : phases) {
-    if (row.phase != "warm_forward") continue;
+    // The synthetic MLP's warm forwards; a checkpoint's warm decode steps.
+    if (row.phase != "warm_forward" && !(row.sequence == "warm" && row.phase == "decode")) continue;
     host.push_back(row.host_seconds);
     if (row.gpu_event_seconds) {
       gpu.push_back(*row.gpu_event_seconds);

@@ -15,9 +15,8 @@
 
 namespace iteragpu {
 
-// The rows a request produces: model_load, inputs, cold_forward, warmup (when warmup > 0),
-// then one warm_forward per repeat.
-int phase_row_count(const MeasureConfiguration& request);
+// The rows a request produces: the workload's phase plan.
+int phase_row_count(const MeasureConfiguration& request, const Workload& workload);
 
 // Opens `backend` with the workload's model on `device_index`, runs every phase, and closes it whatever happens. `record` is
 // called with each row as soon as it is complete (it may throw to stop). A backend failure

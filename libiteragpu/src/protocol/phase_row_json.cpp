@@ -27,12 +27,21 @@ void read_phase_counters(const JsonObjectReader& json, AllocatorCounters& baseli
 PhaseRow read_phase_row_members(const JsonObjectReader& json) {
   PhaseRow row;
   row.phase = json.text("phase");
+  const bool decoder_row = row.phase == "weights_load" || row.phase == "prefill" || row.phase == "decode";
   if (row.phase != "model_load" && row.phase != "inputs" && row.phase != "cold_forward" &&
-      row.phase != "warmup" && row.phase != "warm_forward")
+      row.phase != "warmup" && row.phase != "warm_forward" && !decoder_row)
     json.fail("phase", quoted_for_message(row.phase) + " is not a phase of the protocol");
-  // A repeat number belongs to warm_forward rows only.
-  if ((row.phase == "warm_forward") == json.is_null("repeat"))
-    json.fail("repeat", row.phase == "warm_forward" ? "missing for a warm_forward row" : "set for a " + row.phase + " row");
+  if (json.has("sequence")) {
+    row.sequence = json.text("sequence");
+    if (row.sequence != "cold" && row.sequence != "warmup" && row.sequence != "warm")
+      json.fail("sequence", quoted_for_message(row.sequence) + " is not cold, warmup or warm");
+    row.step = json.integer("step");
+    if (*row.step < 0) json.fail("step", "negative");
+  }
+  // A repeat number belongs to warm_forward rows and to warmup and warm sequences only.
+  const bool repeated = row.phase == "warm_forward" || row.sequence == "warmup" || row.sequence == "warm";
+  if (repeated == json.is_null("repeat"))
+    json.fail("repeat", repeated ? "missing for a " + row.phase + " row" : "set for a " + row.phase + " row");
   if (!json.is_null("repeat")) {
     row.repeat = json.integer("repeat");
     if (row.repeat < 1) json.fail("repeat", "below 1");

@@ -51,8 +51,9 @@ inline void write_phase_row_members(JsonWriter& json, const PhaseRow& row) {
   } else {
     json.null();
   }
-  json.key("forwards").value(row.forwards)
-      .key("host_seconds").value(row.host_seconds)
+  json.key("forwards").value(row.forwards);
+  if (!row.sequence.empty()) json.key("sequence").value(row.sequence).key("step").value(*row.step);
+  json.key("host_seconds").value(row.host_seconds)
       .key("gpu_event_seconds").value(row.gpu_event_seconds);
   write_phase_counters(json, row.baseline, row.end);
 }

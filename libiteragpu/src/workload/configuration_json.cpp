@@ -11,6 +11,8 @@ void write_measure_configuration(JsonWriter& json, const char* device_key,
   for_each_configuration_member(configuration, [&json](const char* name, const auto& member) {
     json.key(name).value(member);
   });
+  if (!configuration.model.empty())  // the decoder workload's members; none for the synthetic MLP
+    json.key("model").value(configuration.model).key("new_tokens").value(configuration.new_tokens);
   json.end_object();
 }
 
@@ -20,6 +22,7 @@ MeasureConfiguration read_measure_configuration(const JsonObjectReader& json) {
   for_each_configuration_member(configuration, [&json](const char* name, auto& member) {
     json.read(name, member);
   });
+  if (json.has("model")) json.read("model", configuration.model).read("new_tokens", configuration.new_tokens);
   return configuration;
 }
 

@@ -11,6 +11,7 @@
 #include "iteragpu/error.hpp"
 #include "iteragpu/synthetic_model.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "workload/decoder_workload.hpp"
 
 namespace iteragpu {
 
@@ -27,11 +28,19 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
   configuration.seed = parse_whole_number_up_to_uint64(request.seed, "seed");
   configuration.output = request.output;
   configuration.backend_path = request.backend_path;
+  configuration.model = request.model;
+  configuration.new_tokens =
+      static_cast<int>(parse_whole_number(request.new_tokens, "new-tokens", 1, kMaxForwardCount));
   return configuration.checked();
 }
 
 MeasureConfiguration MeasureConfiguration::checked() const {
   MeasureConfiguration configuration = *this;
+  if (!model.empty()) {
+    resolve_decoder_configuration(configuration);  // reads and checks the checkpoint
+    return configuration;
+  }
+  if (configuration.dtype.empty()) configuration.dtype = "float32";
   if (hidden == 0) configuration.hidden_is_default = true;
   configuration.hidden = SyntheticModel::from(configuration).hidden;  // checks the rest
   return configuration;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "iteragpu/error.hpp"
+#include "workload/decoder_workload.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
@@ -82,6 +83,27 @@ class SyntheticMlp final : public Workload {
     return "batch " + std::to_string(model_.batch) + ", context " + std::to_string(model_.context) +
            ", width " + std::to_string(model_.width) + ", hidden " + std::to_string(model_.hidden) +
            ", dtype " + model_.dtype;
+  }
+
+  // model_load, inputs, cold_forward, warmup (when warmup > 0, all its forwards in one row),
+  // one warm_forward per repeat.
+  std::vector<PlannedPhase> phase_plan(int warmup, int repeats) const override {
+    std::vector<PlannedPhase> plan;
+    auto add = [&plan](const char* phase, int repeat, int forwards, PlannedPhase::Work work, bool release_first) {
+      PlannedPhase planned;
+      planned.row.phase = phase;
+      planned.row.repeat = repeat;
+      planned.row.forwards = forwards;
+      planned.work = work;
+      planned.release_first = release_first;
+      plan.push_back(planned);
+    };
+    add("model_load", 0, 0, PlannedPhase::Work::kLoadModel, false);
+    add("inputs", 0, 0, PlannedPhase::Work::kCreateInputs, false);
+    add("cold_forward", 0, 1, PlannedPhase::Work::kForwards, false);
+    if (warmup > 0) add("warmup", 0, warmup, PlannedPhase::Work::kForwards, true);
+    for (int repeat = 1; repeat <= repeats; ++repeat) add("warm_forward", repeat, 1, PlannedPhase::Work::kForwards, true);
+    return plan;
   }
 
   ModelSpec model_spec(int device_index, std::uint64_t seed) const override {
@@ -219,6 +241,7 @@ SyntheticModel SyntheticModel::from(const MeasureConfiguration& request) {
 
 
 std::unique_ptr<const Workload> workload_for(const MeasureConfiguration& configuration) {
+  if (!configuration.model.empty()) return decoder_workload_for(configuration);
   return std::make_unique<SyntheticMlp>(SyntheticModel::from(configuration));
 }
 

@@ -13,6 +13,7 @@
 
 #include "iteragpu/backend.hpp"
 #include "iteragpu/measure_configuration.hpp"
+#include "iteragpu/phase_row.hpp"
 #include "mechanics/json_input.hpp"
 #include "mechanics/json_output.hpp"
 
@@ -31,9 +32,27 @@ class AllocationRecorder {
   virtual void gemm_workspaces() = 0;
 };
 
+// One row of the protocol as a workload plans it: the row's name (phase, repeat, forwards,
+// sequence, step; counters and times empty) and what the backend does inside it.
+struct PlannedPhase {
+  enum class Work { kLoadModel, kCreateInputs, kForwards };
+  PhaseRow row;
+  Work work = Work::kForwards;
+  // Release the previous forward's output (outside the row's timing) before the row. Forwards
+  // inside one row release each other's outputs in between.
+  bool release_first = false;
+};
+
 class Workload {
  public:
   virtual ~Workload() = default;
+
+  // The rows a measurement runs, in order; the reader expects exactly these.
+  virtual std::vector<PlannedPhase> phase_plan(int warmup, int repeats) const = 0;
+  // Whether the predictor models its allocations (allocate_* below); when not, a prediction
+  // is refused with UsageError(field, reason) from prediction_refusal().
+  virtual bool predictable() const { return true; }
+  virtual std::string prediction_refusal() const { return {}; }
 
   // How messages name the configuration's shape: "batch 1, context 16, width 64, hidden 256,
   // dtype float32".

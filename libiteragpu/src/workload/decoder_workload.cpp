@@ -1,0 +1,200 @@
+// The second workload: a dense decoder-only checkpoint, run as transformers 5 runs
+// model(input_ids, past_key_values=DynamicCache, use_cache=True, logits_to_keep=1) under
+// inference mode with SDPA attention. Its rows: weights_load, inputs (random token ids), then
+// per sequence a prefill (the prompt through the model, filling a fresh cache, the first
+// token chosen greedily) and one decode row per new token. The first sequence is cold; then
+// come the warm-up sequences and the warm ones the timing statistics are taken from.
+
+#include "workload/decoder_workload.hpp"
+
+#include <string>
+#include <vector>
+
+#include "iteragpu/decoder_checkpoint.hpp"
+#include "iteragpu/error.hpp"
+
+namespace iteragpu {
+namespace {
+
+constexpr std::int64_t kMaxTokenIds = std::int64_t{1} << 31;  // batch × (context + new tokens)
+
+int dtype_bytes(const std::string& dtype) {
+  if (dtype == "float32") return 4;
+  if (dtype == "float16" || dtype == "bfloat16") return 2;
+  throw UsageError("dtype", "'" + dtype + "' is not a supported dtype; expected float32, float16 or bfloat16");
+}
+
+class DecoderWorkload final : public Workload {
+ public:
+  DecoderWorkload(DecoderCheckpoint checkpoint, const MeasureConfiguration& configuration)
+      : checkpoint_(std::move(checkpoint)),
+        batch_(configuration.batch),
+        context_(configuration.context),
+        new_tokens_(configuration.new_tokens),
+        dtype_(configuration.dtype.empty() ? checkpoint_.architecture.dtype : configuration.dtype) {
+    dtype_bytes(dtype_);
+    if (configuration.warmup < 0 || configuration.warmup > kMaxForwardCount)
+      throw UsageError("warmup", std::to_string(configuration.warmup) + " is out of range; expected an integer from 0 to " +
+                                     std::to_string(kMaxForwardCount));
+    if (configuration.repeats < 1 || configuration.repeats > kMaxForwardCount)
+      throw UsageError("repeats", std::to_string(configuration.repeats) + " is out of range; expected an integer from 1 to " +
+                                      std::to_string(kMaxForwardCount));
+    if (new_tokens_ < 1 || new_tokens_ > kMaxForwardCount)
+      throw UsageError("new-tokens", std::to_string(new_tokens_) + " is out of range; expected an integer from 1 to " +
+                                         std::to_string(kMaxForwardCount));
+    const std::int64_t positions = context_ + new_tokens_;
+    if (batch_ < 1 || context_ < 1 || batch_ > kMaxModelDimension || context_ > kMaxModelDimension ||
+        batch_ * positions > kMaxTokenIds)
+      throw UsageError("", "batch " + std::to_string(batch_) + " x (context " + std::to_string(context_) +
+                               " + new tokens " + std::to_string(new_tokens_) + ") is beyond this bounded measurement");
+    const std::int64_t window = checkpoint_.architecture.sliding_window;
+    if (window > 0 && positions >= window)
+      throw UsageError("model", checkpoint_.directory + "/config.json: sliding_window " + std::to_string(window) +
+                                    " is shorter than context + new tokens (" + std::to_string(positions) +
+                                    "); a sliding-window mask is not supported");
+  }
+
+  std::vector<PlannedPhase> phase_plan(int warmup, int repeats) const override {
+    std::vector<PlannedPhase> plan;
+    auto add = [&plan](const char* phase, PlannedPhase::Work work) -> PlannedPhase& {
+      plan.emplace_back();
+      plan.back().row.phase = phase;
+      plan.back().work = work;
+      return plan.back();
+    };
+    add("weights_load", PlannedPhase::Work::kLoadModel);
+    add("inputs", PlannedPhase::Work::kCreateInputs);
+    auto sequence = [&](const char* kind, int repeat) {
+      for (int step = 0; step <= new_tokens_; ++step) {
+        PlannedPhase& planned = add(step == 0 ? "prefill" : "decode", PlannedPhase::Work::kForwards);
+        planned.row.repeat = repeat;
+        planned.row.forwards = 1;
+        planned.row.sequence = kind;
+        planned.row.step = step;
+        planned.release_first = step == 0;  // a fresh cache for every sequence
+      }
+    };
+    sequence("cold", 0);
+    for (int repeat = 1; repeat <= warmup; ++repeat) sequence("warmup", repeat);
+    for (int repeat = 1; repeat <= repeats; ++repeat) sequence("warm", repeat);
+    return plan;
+  }
+
+  bool predictable() const override { return false; }
+  std::string prediction_refusal() const override {
+    return "the allocator counters of a checkpoint are not predicted yet; measure them with "
+           "iteragpu measure --model";
+  }
+
+  std::string shape_text() const override {
+    return "batch " + std::to_string(batch_) + ", context " + std::to_string(context_) + ", new tokens " +
+           std::to_string(new_tokens_) + ", dtype " + dtype_ + ", model " + checkpoint_.architecture.architecture;
+  }
+
+  ModelSpec model_spec(int device_index, std::uint64_t seed) const override {
+    ModelSpec spec;
+    spec.device_index = device_index;
+    spec.batch = batch_;
+    spec.context = context_;
+    spec.width = checkpoint_.architecture.hidden_size;
+    spec.hidden = checkpoint_.architecture.intermediate_size;
+    spec.dtype = dtype_;
+    spec.seed = seed;
+    DecoderModel decoder;
+    decoder.architecture = checkpoint_.architecture;
+    decoder.tensors = checkpoint_.tensors;
+    decoder.parameter_bytes = checkpoint_.parameter_bytes;
+    decoder.new_tokens = new_tokens_;
+    spec.decoder = std::move(decoder);
+    return spec;
+  }
+
+  void allocate_model(AllocationRecorder&) const override { refuse_prediction(); }
+  void allocate_inputs(AllocationRecorder&) const override { refuse_prediction(); }
+  AllocationRecorder::Block allocate_forward(AllocationRecorder&) const override { refuse_prediction(); }
+  bool uses_cublaslt() const override { return false; }
+  std::vector<std::string> forward_rules() const override { return {}; }
+
+  std::string heading() const override {
+    return architecture_text() + ", " + dtype_ + ", token ids [" + std::to_string(batch_) + ", " +
+           std::to_string(context_) + "], " + std::to_string(new_tokens_) + " new tokens";
+  }
+
+  std::string measurement_text() const override {
+    return "Model: " + architecture_text() + ", " + dtype_ + ", " + std::to_string(checkpoint_.parameter_count) +
+           " parameters (" + std::to_string(checkpoint_.parameter_bytes) + " bytes in the files) from " +
+           checkpoint_.directory + "\nInput: [" + std::to_string(batch_) + ", " + std::to_string(context_) +
+           "] random token ids, then " + std::to_string(new_tokens_) + " greedy decode steps per sequence";
+  }
+
+  void write_json(JsonWriter& json) const override {
+    const DecoderArchitecture& a = checkpoint_.architecture;
+    json.key("decoder_model").begin_object()
+        .key("directory").value(checkpoint_.directory)
+        .key("architecture").value(a.architecture)
+        .key("model_type").value(a.model_type)
+        .key("layers").value(a.layers)
+        .key("hidden_size").value(a.hidden_size)
+        .key("intermediate_size").value(a.intermediate_size)
+        .key("attention_heads").value(a.attention_heads)
+        .key("kv_heads").value(a.kv_heads)
+        .key("head_dim").value(a.head_dim)
+        .key("vocab_size").value(a.vocab_size)
+        .key("rope_type").value(a.rope_type)
+        .key("qkv_bias").value(a.qkv_bias)
+        .key("qk_norm").value(a.qk_norm)
+        .key("tie_word_embeddings").value(a.tie_word_embeddings)
+        .key("checkpoint_dtype").value(a.dtype)
+        .key("dtype").value(dtype_)
+        .key("tensors").value(static_cast<std::int64_t>(checkpoint_.tensors.size()))
+        .key("parameter_count").value(checkpoint_.parameter_count)
+        .key("parameter_bytes").value(checkpoint_.parameter_bytes)
+        .key("input_shape").begin_array().value(batch_).value(context_).end_array()
+        .key("new_tokens").value(static_cast<std::int64_t>(new_tokens_))
+        .end_object();
+  }
+
+  void check_json(const JsonObjectReader& document) const override {
+    const JsonObjectReader written = document.object("decoder_model");
+    if (written.text("architecture") != checkpoint_.architecture.architecture)
+      written.fail("architecture", "differs from the checkpoint's config.json");
+    if (written.text("dtype") != dtype_) written.fail("dtype", "differs from the configuration's");
+    if (written.int64("parameter_count") != checkpoint_.parameter_count)
+      written.fail("parameter_count", "differs from the checkpoint's");
+    const std::vector<std::int64_t> shape = {batch_, context_};
+    if (written.int64s("input_shape") != shape) written.fail("input_shape", "differs from the configuration's");
+  }
+
+ private:
+  [[noreturn]] void refuse_prediction() const { throw UsageError("model", prediction_refusal()); }
+
+  std::string architecture_text() const {
+    const DecoderArchitecture& a = checkpoint_.architecture;
+    return a.architecture + " (" + std::to_string(a.layers) + " layers, hidden " + std::to_string(a.hidden_size) +
+           ", " + std::to_string(a.attention_heads) + " query / " + std::to_string(a.kv_heads) + " KV heads of " +
+           std::to_string(a.head_dim) + ", MLP " + std::to_string(a.intermediate_size) + ", vocabulary " +
+           std::to_string(a.vocab_size) + (a.tie_word_embeddings ? ", tied embeddings" : "") + ")";
+  }
+
+  DecoderCheckpoint checkpoint_;
+  std::int64_t batch_, context_;
+  int new_tokens_;
+  std::string dtype_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Workload> decoder_workload_for(const MeasureConfiguration& configuration) {
+  return std::make_unique<DecoderWorkload>(DecoderCheckpoint::read(configuration.model), configuration);
+}
+
+void resolve_decoder_configuration(MeasureConfiguration& configuration) {
+  DecoderCheckpoint checkpoint = DecoderCheckpoint::read(configuration.model);
+  if (configuration.dtype.empty()) configuration.dtype = checkpoint.architecture.dtype;
+  configuration.width = checkpoint.architecture.hidden_size;
+  configuration.hidden = checkpoint.architecture.intermediate_size;
+  configuration.hidden_is_default = false;
+  DecoderWorkload(std::move(checkpoint), configuration);  // checks the rest
+}
+
+}  // namespace iteragpu

@@ -1,0 +1,22 @@
+#pragma once
+// The second workload: a local dense decoder-only checkpoint run as transformers runs it
+// (decoder_workload.cpp; its ops in libiteragpu/backend_torch/decoder_module.cpp).
+
+#include <memory>
+#include <string>
+
+#include "iteragpu/measure_configuration.hpp"
+#include "workload/workload.hpp"
+
+namespace iteragpu {
+
+// The workload of a configuration whose `model` names a checkpoint folder (reads and checks
+// config.json and the safetensors headers; UsageError or DataFileError).
+std::unique_ptr<const Workload> decoder_workload_for(const MeasureConfiguration& configuration);
+
+// Resolves what the checkpoint decides in a configuration whose `model` names one: the dtype
+// (the checkpoint's when left out), width and hidden (its hidden and intermediate sizes);
+// then checks the rest as decoder_workload_for does.
+void resolve_decoder_configuration(MeasureConfiguration& configuration);
+
+}  // namespace iteragpu
