@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""iteragpu measure --model against transformers on the same checkpoint, on the GPU machine.
+
+For every cell (checkpoint shape × dtype × batch × context) it writes a checkpoint with random
+weights at a real shape (nothing is downloaded), then runs, each in a fresh process:
+  - the peer: transformers' from_pretrained(attn_implementation="sdpa") and the same phase
+    protocol as iteragpu (weights_load, inputs, then per sequence a prefill with a fresh
+    DynamicCache and one decode step per new token; cold, warm-up and warm sequences), every
+    row bracketed the same way: synchronize, counters, reset peaks, event, work, event,
+    synchronize, counters;
+  - iteragpu measure --model with the same options.
+Every counter of every row must be equal, the cold sequence's greedy tokens equal, the last
+logits (batch row 0, cold sequence's last step) bit-identical, and the warm prefill and decode
+GPU event medians within ±3 %. Prints one table; exits 1 on any difference.
+
+Usage:
+  decoder_conformance.py --cli BIN --work-dir DIR [--cells SPEC ...] [--summary FILE]
+  SPEC: shape:dtype:batch:context, e.g. llama-1b:bfloat16:1:128
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+SHAPES = {
+    # Llama-3.2-1B: grouped-query attention, llama3 rope scaling, tied embeddings.
+    "llama-1b": dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_size=2048,
+                     intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+                     num_key_value_heads=8, head_dim=64, vocab_size=128256, max_position_embeddings=131072,
+                     rms_norm_eps=1e-5, tie_word_embeddings=True,
+                     rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 32.0,
+                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                      "original_max_position_embeddings": 8192}),
+    # Qwen2.5-1.5B: q/k/v biases, tied embeddings.
+    "qwen2-1.5b": dict(architectures=["Qwen2ForCausalLM"], model_type="qwen2", hidden_size=1536,
+                       intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
+                       num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768,
+                       rms_norm_eps=1e-6, tie_word_embeddings=True, use_sliding_window=False,
+                       rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}),
+    # Qwen3-0.6B: q/k norms, head_dim 128 > hidden / heads, tied embeddings.
+    "qwen3-0.6b": dict(architectures=["Qwen3ForCausalLM"], model_type="qwen3", hidden_size=1024,
+                       intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
+                       num_key_value_heads=8, head_dim=128, vocab_size=151936, max_position_embeddings=40960,
+                       rms_norm_eps=1e-6, tie_word_embeddings=True, use_sliding_window=False,
+                       rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}),
+    # Llama-3-8B: separate lm_head, 16 GB in bfloat16.
+    "llama-8b": dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_size=4096,
+                     intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                     num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
+                     rms_norm_eps=1e-5, tie_word_embeddings=False,
+                     rope_parameters={"rope_type": "default", "rope_theta": 500000.0}),
+}
+
+COUNTERS = ("allocated_baseline", "allocated_end", "reserved_baseline", "reserved_end",
+            "peak_allocated", "peak_reserved")
+
+
+def write_checkpoint(shape, dtype, folder):
+    if os.path.exists(os.path.join(folder, "config.json")):
+        return
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+    fields = dict(SHAPES[shape])
+    model_type = fields.pop("model_type")
+    config = AutoConfig.for_model(model_type, **fields)
+    torch.manual_seed(1234)
+    with torch.device("cuda:0"):
+        model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
+    model.save_pretrained(folder)
+    del model
+    torch.cuda.empty_cache()
+
+
+def reference(folder, dtype, batch, context, new_tokens, warmup, repeats, seed):
+    """The peer: transformers, the same rows as iteragpu measure --model."""
+    import torch
+    from transformers import AutoModelForCausalLM, DynamicCache
+    device = torch.device("cuda:0")
+    torch.cuda.init()
+    rows = []
+    start_event = torch.cuda.Event(enable_timing=True)
+    stop_event = torch.cuda.Event(enable_timing=True)
+
+    def row(phase, sequence, repeat, step, work):
+        torch.cuda.synchronize()
+        allocated, reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+        torch.cuda.reset_peak_memory_stats()
+        start_event.record()
+        started = time.perf_counter()
+        work()
+        stop_event.record()
+        torch.cuda.synchronize()
+        host = time.perf_counter() - started
+        rows.append(dict(phase=phase, sequence=sequence, repeat=repeat, step=step,
+                         allocated_baseline=allocated, allocated_end=torch.cuda.memory_allocated(),
+                         reserved_baseline=reserved, reserved_end=torch.cuda.memory_reserved(),
+                         peak_allocated=torch.cuda.max_memory_allocated(),
+                         peak_reserved=torch.cuda.max_memory_reserved(),
+                         host_seconds=host, gpu_event_seconds=start_event.elapsed_time(stop_event) / 1000))
+
+    state = {}
+
+    def load():
+        state["model"] = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=getattr(torch, dtype), device_map="cuda:0", attn_implementation="sdpa")
+
+    row("weights_load", None, None, None, load)
+    model = state["model"]
+    model.eval()
+
+    def inputs():
+        torch.cuda.manual_seed(seed)
+        state["ids"] = torch.randint(0, model.config.vocab_size, (batch, context), device=device)
+
+    row("inputs", None, None, None, inputs)
+    tokens, logits_bytes = [], b""
+    sequences = [("cold", None)] + [("warmup", r) for r in range(1, warmup + 1)] + \
+                [("warm", r) for r in range(1, repeats + 1)]
+    with torch.inference_mode():
+        for kind, repeat in sequences:
+            state.pop("next", None)
+            state.pop("cache", None)
+            state["cache"] = DynamicCache(config=model.config)
+            for step in range(new_tokens + 1):
+                def work():
+                    nonlocal logits_bytes
+                    token_ids = state["ids"] if step == 0 else state["next"]
+                    out = model(token_ids, past_key_values=state["cache"], use_cache=True, logits_to_keep=1)
+                    state["next"] = out.logits[:, -1, :].argmax(-1, keepdim=True)
+                    if kind == "cold":
+                        tokens.append(state["next"][0, 0].item())
+                        if step == new_tokens:
+                            last = out.logits[0, -1].contiguous().cpu()
+                            logits_bytes = last.view(torch.int16 if last.element_size() == 2 else torch.int32).numpy().tobytes()
+                    del out
+
+                row("prefill" if step == 0 else "decode", kind, repeat, step, work)
+    return dict(rows=rows, tokens=tokens, logits_sha256=hashlib.sha256(logits_bytes).hexdigest(),
+                attention=f"flash {torch.backends.cuda.flash_sdp_enabled()}")
+
+
+def iteragpu_rows(path):
+    document = json.load(open(path))
+    rows = []
+    for r in document["phases"]:
+        rows.append(dict(phase=r["phase"], sequence=r.get("sequence"), repeat=r["repeat"], step=r.get("step"),
+                         allocated_baseline=r["allocated_bytes"]["baseline"], allocated_end=r["allocated_bytes"]["end"],
+                         reserved_baseline=r["reserved_bytes"]["baseline"], reserved_end=r["reserved_bytes"]["end"],
+                         peak_allocated=r["peak_allocated_bytes"], peak_reserved=r["peak_reserved_bytes"],
+                         host_seconds=r["host_seconds"], gpu_event_seconds=r["gpu_event_seconds"]))
+    run = document["decoder_run"]
+    return dict(rows=rows, tokens=run["first_sequence_tokens"], logits_sha256=run["last_logits_sha256"],
+                attention=run["attention_backend"], document=document)
+
+
+def warm_median(rows, phase):
+    times = [r["gpu_event_seconds"] for r in rows if r["sequence"] == "warm" and r["phase"] == phase]
+    return statistics.median(times) if times else None
+
+
+def compare_cell(args, cell):
+    shape, dtype, batch, context = cell.split(":")
+    batch, context = int(batch), int(context)
+    folder = os.path.join(args.work_dir, f"{shape}-{dtype}")
+    write_start = time.time()
+    subprocess.run([sys.executable, __file__, "--write", shape, dtype, folder], check=True)
+    written = time.time() - write_start
+    options = dict(new_tokens=args.new_tokens, warmup=args.warmup, repeats=args.repeats, seed=args.seed)
+    peer_file = os.path.join(args.work_dir, f"peer-{shape}-{dtype}-{batch}x{context}.json")
+    subprocess.run([sys.executable, __file__, "--peer", folder, dtype, str(batch), str(context),
+                    json.dumps(options), peer_file], check=True)
+    peer = json.load(open(peer_file))
+    measured_file = os.path.join(args.work_dir, f"iteragpu-{shape}-{dtype}-{batch}x{context}.json")
+    if os.path.exists(measured_file):
+        os.remove(measured_file)
+    command = [args.cli, "measure", "--device", "cuda:0", "--model", folder, "--dtype", dtype,
+               "--batch", str(batch), "--context", str(context), "--new-tokens", str(args.new_tokens),
+               "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--seed", str(args.seed),
+               "--output", measured_file]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        return dict(cell=cell, ok=False, problems=[f"iteragpu exit {result.returncode}: {result.stderr.strip()[-400:]}"])
+    mine = iteragpu_rows(measured_file)
+    problems = []
+    if len(mine["rows"]) != len(peer["rows"]):
+        problems.append(f"{len(mine['rows'])} rows, peer {len(peer['rows'])}")
+    equal_counters = total_counters = 0
+    for index, (a, b) in enumerate(zip(mine["rows"], peer["rows"])):
+        name = f"{a['phase']}" + (f" {a['sequence']}/{a['repeat']}/{a['step']}" if a["sequence"] else "")
+        if (a["phase"], a["sequence"], a["step"]) != (b["phase"], b["sequence"], b["step"]):
+            problems.append(f"row {index}: {name} where the peer has {b['phase']} {b['sequence']} {b['step']}")
+            continue
+        for counter in COUNTERS:
+            total_counters += 1
+            if a[counter] == b[counter]:
+                equal_counters += 1
+            elif len(problems) < 12:
+                problems.append(f"row {index} {name} {counter}: iteragpu {a[counter]}, transformers {b[counter]} "
+                                f"({a[counter] - b[counter]:+d})")
+    if mine["tokens"] != peer["tokens"]:
+        problems.append(f"tokens differ: iteragpu {mine['tokens'][:6]}..., transformers {peer['tokens'][:6]}...")
+    if mine["logits_sha256"] != peer["logits_sha256"]:
+        problems.append("last logits differ (SHA-256)")
+    ratios = {}
+    for phase in ("prefill", "decode"):
+        a, b = warm_median(mine["rows"], phase), warm_median(peer["rows"], phase)
+        if a and b:
+            ratios[phase] = a / b
+            if abs(a / b - 1) > 0.03:
+                problems.append(f"warm {phase} GPU time {a * 1e3:.3f} ms vs transformers {b * 1e3:.3f} ms ({a / b:.3f}x)")
+    host_decode = [r["host_seconds"] for r in mine["rows"] if r["sequence"] == "warm" and r["phase"] == "decode"]
+    peer_host_decode = [r["host_seconds"] for r in peer["rows"] if r["sequence"] == "warm" and r["phase"] == "decode"]
+    weights = mine["rows"][0]
+    return dict(cell=cell, ok=not problems, problems=problems, equal_counters=equal_counters,
+                counters=total_counters, ratios=ratios, attention=mine["attention"],
+                decode_host_ratio=statistics.median(host_decode) / statistics.median(peer_host_decode),
+                load_seconds=weights["host_seconds"], peer_load_seconds=peer["rows"][0]["host_seconds"],
+                peak_reserved=max(r["peak_reserved"] for r in mine["rows"]),
+                device_used=mine["document"]["decoder_run"]["device_used_bytes"], write_seconds=written)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--write":
+        write_checkpoint(sys.argv[2], sys.argv[3], sys.argv[4])
+        return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--peer":
+        folder, dtype, batch, context, options, out = sys.argv[2:8]
+        result = reference(folder, dtype, int(batch), int(context), **json.loads(options))
+        json.dump(result, open(out, "w"))
+        return 0
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--work-dir", required=True)
+    parser.add_argument("--cells", nargs="+", default=["llama-1b:bfloat16:1:128"])
+    parser.add_argument("--new-tokens", type=int, default=16)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=20260924)
+    parser.add_argument("--summary")
+    args = parser.parse_args()
+    os.makedirs(args.work_dir, exist_ok=True)
+    results = []
+    for cell in args.cells:
+        try:
+            results.append(compare_cell(args, cell))
+        except subprocess.CalledProcessError as error:
+            results.append(dict(cell=cell, ok=False, problems=[f"{error}"]))
+        r = results[-1]
+        print(f"{cell}: {'equal' if r['ok'] else 'DIFFERENT'}", flush=True)
+        for problem in r["problems"]:
+            print(f"    {problem}", flush=True)
+    print("\ncell                          counters equal   tokens+logits  GPU time prefill/decode  decode host  attention")
+    for r in results:
+        if "counters" not in r:
+            print(f"{r['cell']:<30} failed")
+            continue
+        ratios = r["ratios"]
+        print(f"{r['cell']:<30} {r['equal_counters']:>6}/{r['counters']:<8} "
+              f"{'same' if not any('tokens' in p or 'logits' in p for p in r['problems']) else 'DIFFER':<14} "
+              f"{ratios.get('prefill', 0):.3f}/{ratios.get('decode', 0):.3f}x          "
+              f"{r['decode_host_ratio']:.3f}x      {r['attention']}")
+    if args.summary:
+        json.dump(results, open(args.summary, "w"), indent=1)
+    return 0 if all(r["ok"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
