@@ -202,10 +202,18 @@ def compare_cell(args, cell):
             elif len(problems) < 12:
                 problems.append(f"row {index} {name} {counter}: iteragpu {a[counter]}, transformers {b[counter]} "
                                 f"({a[counter] - b[counter]:+d})")
-    if mine["tokens"] != peer["tokens"]:
-        problems.append(f"tokens differ: iteragpu {mine['tokens'][:6]}..., transformers {peer['tokens'][:6]}...")
-    if mine["logits_sha256"] != peer["logits_sha256"]:
-        problems.append("last logits differ (SHA-256)")
+    same_output = mine["tokens"] == peer["tokens"] and mine["logits_sha256"] == peer["logits_sha256"]
+    peer_repeatable = None
+    if not same_output:
+        # Is transformers itself repeatable here? A second peer process on the same cell.
+        again_file = peer_file.replace("peer-", "peer-again-")
+        subprocess.run([sys.executable, __file__, "--peer", folder, dtype, str(batch), str(context),
+                        json.dumps(options), again_file], check=True)
+        again = json.load(open(again_file))
+        peer_repeatable = again["tokens"] == peer["tokens"] and again["logits_sha256"] == peer["logits_sha256"]
+        where = next((i for i, (x, y) in enumerate(zip(mine["tokens"], peer["tokens"])) if x != y), None)
+        problems.append(f"tokens {'equal' if where is None else f'differ from step {where}'}, last logits differ; "
+                        f"transformers run twice {'gives the same output' if peer_repeatable else 'differs from itself too'}")
     ratios = {}
     for phase in ("prefill", "decode"):
         a, b = warm_median(mine["rows"], phase), warm_median(peer["rows"], phase)
@@ -224,7 +232,7 @@ def compare_cell(args, cell):
             with open(source) as handle, open(os.path.join(args.keep, os.path.basename(source)), "w") as copy:
                 copy.write(handle.read())
     weights = mine["rows"][0]
-    return dict(cell=cell, ok=not problems, problems=problems, equal_counters=equal_counters,
+    return dict(cell=cell, ok=not problems, same_output=same_output, peer_repeatable=peer_repeatable, problems=problems, equal_counters=equal_counters,
                 counters=total_counters, ratios=ratios, attention=mine["attention"],
                 decode_host_ratio=statistics.median(host_decode) / statistics.median(peer_host_decode),
                 load_seconds=weights["host_seconds"], peer_load_seconds=peer["rows"][0]["host_seconds"],
@@ -272,7 +280,7 @@ def main():
             continue
         ratios = r["ratios"]
         print(f"{r['cell']:<30} {r['equal_counters']:>6}/{r['counters']:<8} "
-              f"{'same' if not any('tokens' in p or 'logits' in p for p in r['problems']) else 'DIFFER':<14} "
+              f"{'same' if r['same_output'] else ('DIFFER' if r['peer_repeatable'] else 'DIFFER, peer too'):<14} "
               f"{ratios.get('prefill', 0):.3f}/{ratios.get('decode', 0):.3f}x          "
               f"{r['decode_host_ratio']:.3f}x      {r['load_seconds']:.2f} ({r['peer_load_seconds']:.2f})   "
               f"{r['peak_reserved']:>13,} {r['device_used']:>13,}  {r['attention']}")
