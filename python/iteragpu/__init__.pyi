@@ -86,11 +86,12 @@ def compare(*measurements: Union[Measurement, PathArg]) -> MeasurementComparison
 class PhaseMeasurer:
     """Measures in a fresh worker process unless in_process=True."""
     def measure(self, *, device: str = ..., batch: IntText = ..., context: IntText = ...,
-                width: IntText = ..., hidden: Optional[IntText] = ..., dtype: str = ...,
+                width: IntText = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
                 warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
                 output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
                 in_process: bool = ...,
-                progress: Progress = ...) -> Union[Measurement, MeasurementSummary]: ...
+                progress: Progress = ..., model: Optional[PathArg] = ...,
+                new_tokens: IntText = ...) -> Union[Measurement, MeasurementSummary]: ...
 
 def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[str, float]] = ...,
             batch: Optional[int] = ..., context: Optional[int] = ..., width: Optional[int] = ...,
@@ -99,11 +100,12 @@ def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[s
             backend_path: Optional[PathArg] = ...) -> MemoryPrediction: ...
 
 def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
-            width: IntText = ..., hidden: Optional[IntText] = ..., dtype: str = ...,
+            width: IntText = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
             warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
             output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
             in_process: bool = ...,
-            progress: Progress = ...) -> Union[Measurement, MeasurementSummary]: ...
+            progress: Progress = ..., model: Optional[PathArg] = ...,
+            new_tokens: IntText = ...) -> Union[Measurement, MeasurementSummary]: ...
 def sweep(vary: Literal["batch", "context", "width", "hidden"], *, budget: IntText = ...,
           device: str = ..., batch: IntText = ..., context: IntText = ..., width: IntText = ...,
           hidden: Optional[IntText] = ..., dtype: str = ..., warmup: IntText = ...,

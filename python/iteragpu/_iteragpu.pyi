@@ -291,9 +291,10 @@ IntText = Union[int, str]
 class MeasureRequest:
     """As written: every value is text, parsed by the core (MeasureConfiguration.parse)."""
     def __init__(self, *, device: str = ..., batch: IntText = ..., context: IntText = ...,
-                 width: IntText = ..., hidden: Optional[IntText] = ..., dtype: str = ...,
+                 width: IntText = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
                  warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
-                 output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...) -> None: ...
+                 output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
+                 model: Optional[PathArg] = ..., new_tokens: IntText = ...) -> None: ...
     device: str
     batch: str
     context: str
@@ -305,6 +306,8 @@ class MeasureRequest:
     seed: str
     output: str
     backend_path: str
+    model: str
+    new_tokens: str
 
 class MeasureConfiguration:
     @staticmethod

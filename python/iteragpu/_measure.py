@@ -13,8 +13,8 @@ class PhaseMeasurer:
     """Measures Linear -> GELU -> Linear on one GPU or several, phase by phase (see measure())."""
 
     def measure(self, *, device="cuda:0", batch=1, context=16, width=64, hidden=None,
-                dtype="float32", warmup=1, repeats=2, seed=20260924, output=None,
-                backend_path=None, in_process=False, progress=None):
+                dtype=None, warmup=1, repeats=2, seed=20260924, output=None,
+                backend_path=None, in_process=False, progress=None, model=None, new_tokens=16):
         """Measures memory and time phase by phase.
 
         Args:
@@ -25,8 +25,15 @@ class PhaseMeasurer:
             batch, context, width: input shape [batch, context, width] (defaults 1, 16, 64);
                 context is a number of positions (no attention, no KV cache).
             hidden: hidden width; None (default) means 4 x width.
-            dtype: "float32" (default), "float16" or "bfloat16".
+            dtype: "float32", "float16" or "bfloat16"; None (default): float32, or with model
+                the checkpoint's own.
             warmup: warm-up forwards (default 1); repeats: timed warm forwards (default 2).
+                With model: warm-up and warm sequences after the cold one.
+            model: a local dense decoder-only checkpoint folder (config.json and safetensors
+                weights: Llama, Mistral, Qwen2, Qwen3) run as transformers runs it, instead of
+                the synthetic MLP: batch x context random token ids are the prompt; width and
+                hidden come from its config.json (giving them is a UsageError).
+            new_tokens: with model, decode steps after each prefill, one row each (default 16).
             seed: initialisation seed (default fixed).
                 Numbers may be int or str, parsed by the core as the command line's are.
             output: the JSON file to create (str or os.PathLike). It must not exist; it is
@@ -45,9 +52,16 @@ class PhaseMeasurer:
             UsageError, BackendUnavailable, DeviceUnavailable, OutputExists, OutOfMemory,
             MeasurementFailed, Interrupted (see the iteragpu module's documentation).
         """
+        if model is not None and (width != 64 or hidden is not None):
+            raise _usage_error("width" if width != 64 else "hidden",
+                               "is a size of the synthetic MLP; with model the checkpoint's config.json "
+                               "gives the model's sizes")
+        if model is None and new_tokens != 16:
+            raise _usage_error("new_tokens", "needs model (the synthetic MLP has no decode steps)")
         request = _iteragpu.MeasureRequest(
             device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
-            warmup=warmup, repeats=repeats, seed=seed, output=output, backend_path=backend_path)
+            warmup=warmup, repeats=repeats, seed=seed, output=output, backend_path=backend_path,
+            model=model, new_tokens=new_tokens)
         callback = _progress_callback(progress, request)
         try:
             if in_process:
@@ -58,14 +72,20 @@ class PhaseMeasurer:
                 callback.close()  # our own progress line: end it even after an error
 
 
-def measure(*, device="cuda:0", batch=1, context=16, width=64, hidden=None, dtype="float32",
+def measure(*, device="cuda:0", batch=1, context=16, width=64, hidden=None, dtype=None,
             warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
-            in_process=False, progress=None):
+            in_process=False, progress=None, model=None, new_tokens=16):
     """Same as PhaseMeasurer().measure(...); see there."""
     return PhaseMeasurer().measure(
         device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
         warmup=warmup, repeats=repeats, seed=seed, output=output, backend_path=backend_path,
-        in_process=in_process, progress=progress)
+        in_process=in_process, progress=progress, model=model, new_tokens=new_tokens)
+
+
+def _usage_error(field, reason):
+    error = _iteragpu.UsageError(f"{field}: {reason}")
+    error.field = field
+    return error
 
 
 def _progress_callback(progress, request):

@@ -74,28 +74,34 @@ void register_request(py::module_& m) {
   )pbdoc")
       .def(py::init([](py::handle device, py::handle batch, py::handle context, py::handle width,
                        py::handle hidden, py::handle dtype, py::handle warmup, py::handle repeats,
-                       py::handle seed, py::handle output, py::handle backend_path) {
+                       py::handle seed, py::handle output, py::handle backend_path, py::handle model,
+                       py::handle new_tokens) {
              MeasureRequest request;
              request.device = text_keyword(device, "device");
              request.batch = numeric_keyword_text(batch, "batch");
              request.context = numeric_keyword_text(context, "context");
              request.width = numeric_keyword_text(width, "width");
              request.hidden = hidden.is_none() ? "" : numeric_keyword_text(hidden, "hidden");
-             request.dtype = text_keyword(dtype, "dtype");
+             // None: float32 for the synthetic MLP, the checkpoint's own with a model.
+             request.dtype = dtype.is_none() ? "" : text_keyword(dtype, "dtype");
              request.warmup = numeric_keyword_text(warmup, "warmup");
              request.repeats = numeric_keyword_text(repeats, "repeats");
              request.seed = numeric_keyword_text(seed, "seed");
              request.output = path_keyword_text(output, "output");
              request.backend_path = path_keyword_text(backend_path, "backend_path");
+             request.model = path_keyword_text(model, "model");
+             request.new_tokens = numeric_keyword_text(new_tokens, "new_tokens");
              return request;
            }),
            py::kw_only(), py::arg("device") = py::str(defaults.device),
            py::arg("batch") = py::int_(1), py::arg("context") = py::int_(16),
            py::arg("width") = py::int_(64), py::arg("hidden") = py::none(),
-           py::arg("dtype") = py::str("float32"), py::arg("warmup") = py::int_(1),
+           py::arg("dtype") = py::none(), py::arg("warmup") = py::int_(1),
            py::arg("repeats") = py::int_(2), py::arg("seed") = py::int_(20260924),
-           py::arg("output") = py::none(), py::arg("backend_path") = py::none(),
-           "Keywords as for iteragpu.measure(); int or str for the numbers (hidden=None: 4 x width).")
+           py::arg("output") = py::none(), py::arg("backend_path") = py::none(), py::arg("model") = py::none(),
+           py::arg("new_tokens") = py::int_(16),
+           "Keywords as for iteragpu.measure(); int or str for the numbers (hidden=None: 4 x width; "
+           "dtype=None: float32, or the checkpoint's with model).")
       .def_readonly("device", &MeasureRequest::device)
       .def_readonly("batch", &MeasureRequest::batch)
       .def_readonly("context", &MeasureRequest::context, "Positions; no attention, no KV cache.")
@@ -107,6 +113,8 @@ void register_request(py::module_& m) {
       .def_readonly("seed", &MeasureRequest::seed)
       .def_readonly("output", &MeasureRequest::output, "The JSON file to create ('' for none).")
       .def_readonly("backend_path", &MeasureRequest::backend_path)
+      .def_readonly("model", &MeasureRequest::model, "A checkpoint folder ('' for the synthetic MLP).")
+      .def_readonly("new_tokens", &MeasureRequest::new_tokens)
       .def("__repr__", [](const MeasureRequest& r) {
         return "MeasureRequest(device='" + r.device + "', batch='" + r.batch + "', context='" + r.context +
                "', width='" + r.width + "', hidden='" + r.hidden + "', dtype='" + r.dtype + "', warmup='" +

@@ -153,8 +153,11 @@ def test_every_binding_has_documented_keywords():
 def test_defaults_come_from_the_core_request_structs():
     request = iteragpu.MeasureRequest()  # text, as written; the core parses it
     assert (request.device, request.batch, request.context, request.width) == ("cuda:0", "1", "16", "64")
-    assert (request.dtype, request.warmup, request.repeats, request.hidden) == ("float32", "1", "2", "")
+    # dtype left out: float32 for the synthetic MLP (a checkpoint's own with model)
+    assert (request.dtype, request.warmup, request.repeats, request.hidden) == ("", "1", "2", "")
+    assert (request.model, request.new_tokens) == ("", "16")
     configuration = iteragpu.MeasureConfiguration.parse(request)
     assert (configuration.batch, configuration.width, configuration.hidden) == (1, 64, 256)
+    assert configuration.dtype == "float32"
     assert iteragpu.estimate(1, 8).reserve.bytes == 0
     assert iteragpu.quote("b200", 7).lots == 1

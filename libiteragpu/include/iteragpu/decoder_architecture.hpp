@@ -49,6 +49,16 @@ struct DecoderTensor {
   std::vector<std::int64_t> shape;
 };
 
+// What a measurement records of the checkpoint it ran: enough to describe it (text, JSON,
+// comparisons) without its files, which the reader of a measurement may not have.
+struct CheckpointRecord {
+  std::string directory;
+  DecoderArchitecture architecture;
+  std::int64_t tensors = 0;
+  std::int64_t parameter_count = 0;
+  std::uint64_t parameter_bytes = 0;
+};
+
 // The decoder as ModelSpec carries it to the backend.
 struct DecoderModel {
   DecoderArchitecture architecture;

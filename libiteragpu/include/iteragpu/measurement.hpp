@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "iteragpu/decoder_architecture.hpp"
 #include "iteragpu/environment.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/measure_configuration.hpp"
@@ -58,6 +59,8 @@ struct Measurement {
   // decode steps).
   TimingSummary timing;
   std::optional<DecoderRun> decoder_run;
+  // The checkpoint a --model measurement ran (its `model` is then unused).
+  std::optional<CheckpointRecord> checkpoint;
 
   // The prediction for phases[index]; null when there is none.
   const PhasePrediction* predicted_row(std::size_t index) const;

@@ -25,10 +25,35 @@
 #include "protocol/phase_row_json.hpp"
 #include "protocol/phase_table_text.hpp"
 #include "workload/configuration_json.hpp"
+#include "workload/decoder_workload.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
 namespace {
+
+// What the rows of a checkpoint's run mean, in place of the synthetic MLP's forward notes.
+std::vector<std::string> checkpoint_notes() {
+  return {
+      "allocated_bytes is part of reserved_bytes: never add them.",
+      "peak_allocated_bytes and peak_reserved_bytes are separate maxima over the phase (the "
+      "peaks are reset at its start): never subtract one from the other.",
+      "The counters cover this process's LibTorch caching allocator on the selected GPU only; "
+      "device_used_bytes (cudaMemGetInfo at the end) is what the card holds besides: the CUDA "
+      "context, libraries, the allocator's segments and any other process.",
+      "host_seconds is host wall-clock time around the phase's work and the synchronization "
+      "that ends it; gpu_event_seconds is the time between GPU events recorded around it.",
+      "weights_load reads the safetensors files and copies each tensor to the GPU, after one "
+      "allocation of the weights' bytes as transformers' caching_allocator_warmup makes. Each "
+      "sequence starts with an empty KV cache (the previous one is freed before its prefill); "
+      "a prefill row ends holding the cache and the greedy token; each decode row adds one "
+      "position to the cache. The cold sequence is the first after loading; warm rows give the "
+      "timing statistics.",
+      "Inference only, one GPU, no quantization, no tokenizer: token ids are random, uniform "
+      "over the vocabulary, from the seed.",
+      "The figures depend on the allocator and the software versions: keep the environment "
+      "section with the results.",
+  };
+}
 
 std::vector<std::string> measurement_notes() {
   return {
@@ -168,13 +193,23 @@ std::string format_seconds(const std::optional<double>& seconds) {
   return text;
 }
 
+// The workload a measurement describes: its recorded checkpoint, else the synthetic MLP its
+// configuration gives.
+std::unique_ptr<const Workload> workload_of(const Measurement& measurement) {
+  if (measurement.checkpoint) return recorded_decoder_workload(measurement.configuration, *measurement.checkpoint);
+  return workload_for(measurement.configuration);
+}
+
 // The workload follows from the configuration; the file's description of it must say the same.
 std::unique_ptr<const Workload> derived_workload(const MeasureConfiguration& request,
                                                  const JsonObjectReader& configuration,
                                                  const JsonObjectReader& document) {
   std::unique_ptr<const Workload> workload;
   try {
-    workload = workload_for(request);
+    // A checkpoint is described by what the file recorded: its folder may not be here.
+    workload = request.model.empty()
+                   ? workload_for(request)
+                   : recorded_decoder_workload(request, read_checkpoint_record(document.object("decoder_model")));
   } catch (const UsageError& error) {
     configuration.fail(error.field(), error.reason());
   }
@@ -287,6 +322,7 @@ Measurement read_measurement_document(const std::string& text, const std::string
                                      measurement.environment.selected_device);
   const std::unique_ptr<const Workload> workload = derived_workload(measurement.configuration, configuration, json);
   if (measurement.configuration.model.empty()) measurement.model = SyntheticModel::from(measurement.configuration);
+  measurement.checkpoint = workload->checkpoint_record();
   if (json.has("decoder_run")) measurement.decoder_run = read_decoder_run(json.object("decoder_run"));
 
   const std::vector<JsonObjectReader> rows = json.objects("phases");
@@ -322,7 +358,7 @@ std::string Measurement::to_json() const {
 
   write_measure_configuration(json, "device", configuration);
 
-  workload_for(configuration)->write_json(json);
+  workload_of(*this)->write_json(json);
 
   json.key("prediction");
   if (prediction) {
@@ -363,7 +399,7 @@ std::string Measurement::to_json() const {
   json.end_array();
   write_timing(json, timing);
   if (decoder_run) write_decoder_run(json, *decoder_run);
-  json.key("notes").value(measurement_notes());
+  json.key("notes").value(checkpoint ? checkpoint_notes() : measurement_notes());
   return json.finish();
 }
 
@@ -397,6 +433,8 @@ namespace {
 // The prediction beside the measured rows: how many counters it got exactly, and each one it
 // did not, with the difference.
 std::string prediction_text(const Measurement& measurement) {
+  if (!measurement.prediction && measurement.checkpoint)
+    return "\nPrediction: none (the allocator counters of a checkpoint are not predicted yet).\n";
   if (!measurement.prediction) return "\nPrediction: none (the allocator rules describe CUDA builds only).\n";
   const MemoryPrediction& prediction = *measurement.prediction;
   std::string text = "\nPrediction (made before the GPU was touched; workspaces " +
@@ -440,24 +478,25 @@ std::string Measurement::to_text() const {
   std::string text = "Measurement on " + printable(configuration.device) + gpu_name;
   if (environment.stack) text += ", LibTorch " + printable(environment.stack->torch_version);
   if (environment.from_test_double()) text += "\n" + std::string(kTestDoubleMark);
-  text += "\n" + workload_for(configuration)->measurement_text() + "; warmup " +
+  text += "\n" + workload_of(*this)->measurement_text() + "; warmup " +
           std::to_string(configuration.warmup) + ", repeats " +
           std::to_string(configuration.repeats) + ", seed " + std::to_string(configuration.seed) + "\n\n";
   char middle[512];
   std::snprintf(middle, sizeof middle, " %8s %12s %12s", "forwards", "host s", "GPU event s");
-  text += phase_table_header(middle);
+  const int phase_width = checkpoint ? 18 : 13;  // "warmup decode 16"
+  text += phase_table_header(middle, phase_width);
   for (const PhaseRow& row : phases) {
     std::snprintf(middle, sizeof middle, " %8d %12.6f %12s", row.forwards, row.host_seconds,
                   format_seconds(row.gpu_event_seconds).c_str());
     const std::string phase = row.sequence.empty() ? row.phase
                               : row.sequence + " " + row.phase + (row.step && *row.step > 0 ? " " + std::to_string(*row.step) : "");
-    text += phase_table_row(phase, row.repeat, middle, row.baseline, row.end);
+    text += phase_table_row(phase, row.repeat, middle, row.baseline, row.end, phase_width);
   }
   text += timing_text(timing);
   if (decoder_run) text += decoder_run_text(*decoder_run);
   text += prediction_text(*this);
   text += "\nBytes are this process's caching-allocator counters on the selected GPU. Notes:\n";
-  for (const auto& note : measurement_notes()) text += "  - " + note + "\n";
+  for (const auto& note : checkpoint ? checkpoint_notes() : measurement_notes()) text += "  - " + note + "\n";
   return text;
 }
 

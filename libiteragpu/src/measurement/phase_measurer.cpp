@@ -97,6 +97,7 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
   Measurement measurement;
   const std::unique_ptr<const Workload> workload = workload_for(request);
   if (request.model.empty()) measurement.model = SyntheticModel::from(request);
+  measurement.checkpoint = workload->checkpoint_record();
   measurement.configuration = request;
   const int device_index = parse_device_index(request.device, "device");
   throw_if_interrupted("before the measurement started");

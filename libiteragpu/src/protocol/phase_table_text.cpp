@@ -10,18 +10,18 @@ constexpr std::size_t kLineBytes = 512;
 
 }  // namespace
 
-std::string phase_table_header(const std::string& middle) {
+std::string phase_table_header(const std::string& middle, int phase_width) {
   char line[kLineBytes];
-  std::snprintf(line, sizeof line, "%-13s %6s%s %15s %15s %15s %15s %15s %15s\n", "phase", "repeat",
+  std::snprintf(line, sizeof line, "%-*s %6s%s %15s %15s %15s %15s %15s %15s\n", phase_width, "phase", "repeat",
                 middle.c_str(), "alloc base", "alloc end", "peak alloc", "reserved base", "reserved end",
                 "peak reserved");
   return line;
 }
 
 std::string phase_table_row(const std::string& phase, int repeat, const std::string& middle,
-                            const AllocatorCounters& baseline, const AllocatorCounters& end) {
+                            const AllocatorCounters& baseline, const AllocatorCounters& end, int phase_width) {
   char line[kLineBytes];
-  std::snprintf(line, sizeof line, "%-13s %6s%s %15llu %15llu %15llu %15llu %15llu %15llu\n", phase.c_str(),
+  std::snprintf(line, sizeof line, "%-*s %6s%s %15llu %15llu %15llu %15llu %15llu %15llu\n", phase_width, phase.c_str(),
                 repeat > 0 ? std::to_string(repeat).c_str() : "-", middle.c_str(),
                 static_cast<unsigned long long>(baseline.allocated_bytes),
                 static_cast<unsigned long long>(end.allocated_bytes),

@@ -10,10 +10,11 @@ namespace iteragpu {
 
 // The title line. `middle` is the table's own column titles, already formatted, each after a
 // space ("" for none).
-std::string phase_table_header(const std::string& middle);
+std::string phase_table_header(const std::string& middle, int phase_width = 13);
 
 // One row: "-" for a repeat of 0; `middle` as in the header.
 std::string phase_table_row(const std::string& phase, int repeat, const std::string& middle,
-                            const AllocatorCounters& baseline, const AllocatorCounters& end);
+                            const AllocatorCounters& baseline, const AllocatorCounters& end,
+                            int phase_width = 13);
 
 }  // namespace iteragpu

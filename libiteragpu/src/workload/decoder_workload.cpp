@@ -26,8 +26,11 @@ int dtype_bytes(const std::string& dtype) {
 
 class DecoderWorkload final : public Workload {
  public:
-  DecoderWorkload(DecoderCheckpoint checkpoint, const MeasureConfiguration& configuration)
+  // `tensors` empty: a recorded checkpoint, described but not runnable.
+  DecoderWorkload(CheckpointRecord checkpoint, std::vector<DecoderTensor> tensors,
+                  const MeasureConfiguration& configuration)
       : checkpoint_(std::move(checkpoint)),
+        tensors_(std::move(tensors)),
         batch_(configuration.batch),
         context_(configuration.context),
         new_tokens_(configuration.new_tokens),
@@ -91,7 +94,11 @@ class DecoderWorkload final : public Workload {
            std::to_string(new_tokens_) + ", dtype " + dtype_ + ", model " + checkpoint_.architecture.architecture;
   }
 
+  std::optional<CheckpointRecord> checkpoint_record() const override { return checkpoint_; }
+
   ModelSpec model_spec(int device_index, std::uint64_t seed) const override {
+    if (tensors_.empty())
+      throw UsageError("model", "a checkpoint recorded in a measurement file cannot be run; measure its folder");
     ModelSpec spec;
     spec.device_index = device_index;
     spec.batch = batch_;
@@ -102,7 +109,7 @@ class DecoderWorkload final : public Workload {
     spec.seed = seed;
     DecoderModel decoder;
     decoder.architecture = checkpoint_.architecture;
-    decoder.tensors = checkpoint_.tensors;
+    decoder.tensors = tensors_;
     decoder.parameter_bytes = checkpoint_.parameter_bytes;
     decoder.new_tokens = new_tokens_;
     spec.decoder = std::move(decoder);
@@ -146,7 +153,7 @@ class DecoderWorkload final : public Workload {
         .key("tie_word_embeddings").value(a.tie_word_embeddings)
         .key("checkpoint_dtype").value(a.dtype)
         .key("dtype").value(dtype_)
-        .key("tensors").value(static_cast<std::int64_t>(checkpoint_.tensors.size()))
+        .key("tensors").value(checkpoint_.tensors)
         .key("parameter_count").value(checkpoint_.parameter_count)
         .key("parameter_bytes").value(checkpoint_.parameter_bytes)
         .key("input_shape").begin_array().value(batch_).value(context_).end_array()
@@ -176,17 +183,43 @@ class DecoderWorkload final : public Workload {
            std::to_string(a.vocab_size) + (a.tie_word_embeddings ? ", tied embeddings" : "") + ")";
   }
 
-  DecoderCheckpoint checkpoint_;
+  CheckpointRecord checkpoint_;
+  std::vector<DecoderTensor> tensors_;
   std::int64_t batch_, context_;
   int new_tokens_;
   std::string dtype_;
 };
 
+CheckpointRecord record_of(const DecoderCheckpoint& checkpoint) {
+  return {checkpoint.directory, checkpoint.architecture, static_cast<std::int64_t>(checkpoint.tensors.size()),
+          checkpoint.parameter_count, checkpoint.parameter_bytes};
+}
+
 }  // namespace
 
 std::unique_ptr<const Workload> decoder_workload_for(const MeasureConfiguration& configuration) {
-  return std::make_unique<DecoderWorkload>(DecoderCheckpoint::read(configuration.model), configuration);
+  DecoderCheckpoint checkpoint = DecoderCheckpoint::read(configuration.model);
+  return std::make_unique<DecoderWorkload>(record_of(checkpoint), std::move(checkpoint.tensors), configuration);
 }
+
+std::unique_ptr<const Workload> recorded_decoder_workload(const MeasureConfiguration& configuration,
+                                                          const CheckpointRecord& record) {
+  return std::make_unique<DecoderWorkload>(record, std::vector<DecoderTensor>{}, configuration);
+}
+
+CheckpointRecord read_checkpoint_record(const JsonObjectReader& json) {
+  CheckpointRecord record;
+  DecoderArchitecture& a = record.architecture;
+  json.read("directory", record.directory).read("architecture", a.architecture).read("model_type", a.model_type)
+      .read("layers", a.layers).read("hidden_size", a.hidden_size).read("intermediate_size", a.intermediate_size)
+      .read("attention_heads", a.attention_heads).read("kv_heads", a.kv_heads).read("head_dim", a.head_dim)
+      .read("vocab_size", a.vocab_size).read("rope_type", a.rope_type).read("qkv_bias", a.qkv_bias)
+      .read("qk_norm", a.qk_norm).read("tie_word_embeddings", a.tie_word_embeddings)
+      .read("checkpoint_dtype", a.dtype).read("tensors", record.tensors)
+      .read("parameter_count", record.parameter_count).read("parameter_bytes", record.parameter_bytes);
+  return record;
+}
+
 
 void resolve_decoder_configuration(MeasureConfiguration& configuration) {
   DecoderCheckpoint checkpoint = DecoderCheckpoint::read(configuration.model);
@@ -194,7 +227,7 @@ void resolve_decoder_configuration(MeasureConfiguration& configuration) {
   configuration.width = checkpoint.architecture.hidden_size;
   configuration.hidden = checkpoint.architecture.intermediate_size;
   configuration.hidden_is_default = false;
-  DecoderWorkload(std::move(checkpoint), configuration);  // checks the rest
+  DecoderWorkload(record_of(checkpoint), {}, configuration);  // checks the rest
 }
 
 }  // namespace iteragpu

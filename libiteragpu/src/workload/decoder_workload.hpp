@@ -5,7 +5,9 @@
 #include <memory>
 #include <string>
 
+#include "iteragpu/decoder_architecture.hpp"
 #include "iteragpu/measure_configuration.hpp"
+#include "mechanics/json_input.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
@@ -13,6 +15,13 @@ namespace iteragpu {
 // The workload of a configuration whose `model` names a checkpoint folder (reads and checks
 // config.json and the safetensors headers; UsageError or DataFileError).
 std::unique_ptr<const Workload> decoder_workload_for(const MeasureConfiguration& configuration);
+
+// The workload of a measurement file that recorded its checkpoint (`decoder_model`): it
+// describes the run without the checkpoint's files and cannot run it.
+std::unique_ptr<const Workload> recorded_decoder_workload(const MeasureConfiguration& configuration,
+                                                          const CheckpointRecord& record);
+// The record a measurement file wrote in its `decoder_model` section (DataFileError).
+CheckpointRecord read_checkpoint_record(const JsonObjectReader& decoder_model);
 
 // Resolves what the checkpoint decides in a configuration whose `model` names one: the dtype
 // (the checkpoint's when left out), width and hidden (its hidden and intermediate sizes);

@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "iteragpu/backend.hpp"
+#include "iteragpu/decoder_architecture.hpp"
 #include "iteragpu/measure_configuration.hpp"
 #include "iteragpu/phase_row.hpp"
 #include "mechanics/json_input.hpp"
@@ -53,6 +55,8 @@ class Workload {
   // is refused with UsageError(field, reason) from prediction_refusal().
   virtual bool predictable() const { return true; }
   virtual std::string prediction_refusal() const { return {}; }
+  // The checkpoint it runs, as a measurement records it; none for the synthetic MLP.
+  virtual std::optional<CheckpointRecord> checkpoint_record() const { return std::nullopt; }
 
   // How messages name the configuration's shape: "batch 1, context 16, width 64, hidden 256,
   // dtype float32".
