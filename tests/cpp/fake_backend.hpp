@@ -6,6 +6,12 @@
 // pairs) and reports a breach as a failure, so a protocol bug cannot go unnoticed. Each
 // fake GPU is told apart in what a measurement records: GPU N is named "Fake GPU N" and its
 // first forward keeps a workspace N × 512 bytes larger than GPU 0's.
+// Opened with a ModelSpec whose `decoder` is set, it scripts a checkpoint run instead: the
+// checkpoint's tensors as weights, int64 token ids as inputs, each forward a prefill (the
+// first after a release: context positions of KV cache) or a decode step (one position
+// more), the cache freed by release_output(); run_report() then answers the k* figures
+// below with tokens 1, 2, ... one per forward of the cold sequence. The synthetic MLP's
+// behaviour is unchanged by this.
 // Header only: used in-process by the unit tests and wrapped as a plugin file
 // (fake_backend_plugin.cpp) for the end-to-end tests.
 
@@ -13,8 +19,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "iteragpu/backend.hpp"
@@ -27,6 +35,10 @@ class FakeBackend : public Backend {
   static constexpr std::uint64_t kWorkspaceBytes = 1024 * 1024;      // GPU 0's, from the 1st forward
   static constexpr std::uint64_t kGpuTotalBytes = 80ULL * 1024 * 1024 * 1024;
   static constexpr double kGpuEventSeconds = 0.00025;
+  // A checkpoint run's report (tokens aside); device_used_bytes is reserved + this at close.
+  static constexpr const char* kAttentionBackend = "test-double";
+  static constexpr const char* kLastLogitsBytes = "fake logits of the cold sequence's last step";
+  static constexpr std::uint64_t kDeviceContextBytes = 500ULL * 1024 * 1024;
 
   struct InjectedFailure {
     std::string call;     // "open", "load_model", "forward", "synchronize", ...
@@ -58,6 +70,7 @@ class FakeBackend : public Backend {
   std::uint64_t reserved() const { return reserved_; }
   bool output_alive() const { return output_alive_; }
   const ModelSpec& spec() const { return spec_; }
+  bool decoder() const { return spec_.decoder.has_value(); }
 
   // Bytes of one tensor of `elements` values of the opened dtype, rounded up like the CUDA
   // caching allocator (multiples of 512).
@@ -97,6 +110,11 @@ class FakeBackend : public Backend {
       return {BackendStatus::Code::kUnsupported, spec.dtype + " does not run on Fake GPU"};
     spec_ = spec;
     opened_ = true;
+    // A new session: a checkpoint run's cold sequence comes first; an earlier report goes.
+    tokens_.clear();
+    cold_sequence_ = true;
+    sequence_forwards_ = 0;
+    last_report_.reset();
     return BackendStatus::Ok();
   }
 
@@ -142,6 +160,14 @@ class FakeBackend : public Backend {
   BackendStatus load_model() override {
     if (auto status = enter("load_model"); !status.ok()) return status;
     if (model_loaded_) return breach("load_model twice");
+    if (decoder()) {
+      for (const std::uint64_t bytes : decoder_weight_bytes()) {
+        if (!allocate(bytes)) return out_of_memory();
+        weights_allocated_.push_back(bytes);
+      }
+      model_loaded_ = true;
+      return BackendStatus::Ok();
+    }
     for (std::int64_t elements : {spec_.hidden * spec_.width, spec_.hidden, spec_.width * spec_.hidden, spec_.width})
       if (!allocate(tensor_bytes(elements))) return out_of_memory();
     model_loaded_ = true;
@@ -151,7 +177,7 @@ class FakeBackend : public Backend {
   BackendStatus create_inputs() override {
     if (auto status = enter("create_inputs"); !status.ok()) return status;
     if (inputs_created_) return breach("create_inputs twice");
-    if (!allocate(tensor_bytes(spec_.batch * spec_.context * spec_.width))) return out_of_memory();
+    if (!allocate(input_bytes())) return out_of_memory();
     inputs_created_ = true;
     return BackendStatus::Ok();
   }
@@ -160,6 +186,7 @@ class FakeBackend : public Backend {
   BackendStatus forward() override {
     if (auto status = enter("forward"); !status.ok()) return status;
     if (!model_loaded_ || !inputs_created_) return breach("forward before the model and inputs");
+    if (decoder()) return decoder_forward();
     if (output_alive_) return breach("forward while the previous output is alive");
     if (!workspace_allocated_) {
       if (!allocate(workspace_bytes(spec_.device_index))) return out_of_memory();
@@ -185,17 +212,43 @@ class FakeBackend : public Backend {
   BackendStatus release_output() override {
     if (auto status = enter("release_output"); !status.ok()) return status;
     if (!output_alive_) return breach("release_output without an output");
+    if (decoder()) {
+      release_sequence();
+      return BackendStatus::Ok();
+    }
     free(output_bytes());
     output_alive_ = false;
     return BackendStatus::Ok();
   }
 
-  // Frees the model, inputs and output; the cache (reserved) stays, as in LibTorch.
-  BackendStatus run_report(RunReport&) override {
-    return {BackendStatus::Code::kUnsupported, "the test double runs no checkpoint"};
+  // A checkpoint run's report, taken at close as the LibTorch backend takes it (so it is
+  // asked for after close); kUnsupported for the synthetic MLP.
+  BackendStatus run_report(RunReport& report) override {
+    if (auto status = enter("run_report", false); !status.ok()) return status;
+    if (!last_report_) return {BackendStatus::Code::kUnsupported, "the test double runs no checkpoint"};
+    report = *last_report_;
+    return BackendStatus::Ok();
   }
+
+  // Frees the model, inputs and output; the cache (reserved) stays, as in LibTorch.
   void close() override {
     calls.push_back("close");
+    if (decoder()) {
+      if (opened_) {
+        RunReport report;
+        report.attention_backend = kAttentionBackend;
+        report.first_sequence_tokens = tokens_;
+        report.last_logits_bytes = kLastLogitsBytes;
+        report.device_used_bytes = reserved_ + kDeviceContextBytes;
+        last_report_ = std::move(report);
+      }
+      release_sequence();  // also a cache left by a forward that failed half-way
+      if (inputs_created_) free(input_bytes());
+      for (const std::uint64_t bytes : weights_allocated_) free(bytes);
+      weights_allocated_.clear();
+      output_alive_ = inputs_created_ = model_loaded_ = opened_ = false;
+      return;
+    }
     if (output_alive_) free(output_bytes());
     if (inputs_created_) free(tensor_bytes(spec_.batch * spec_.context * spec_.width));
     if (model_loaded_)
@@ -204,9 +257,83 @@ class FakeBackend : public Backend {
     output_alive_ = inputs_created_ = model_loaded_ = opened_ = false;
   }
 
+  // The checkpoint's KV cache held now (bytes), and the sequence's forwards so far.
+  std::uint64_t cache_bytes() const {
+    std::uint64_t total = 0;
+    for (const std::uint64_t bytes : cache_blocks_) total += bytes;
+    return total;
+  }
+  int sequence_forwards() const { return sequence_forwards_; }
+
   int forwards() const { return forwards_; }
 
  private:
+  static std::uint64_t rounded(std::uint64_t bytes) { return (bytes + 511) / 512 * 512; }
+  static std::uint64_t elements_of(const std::vector<std::int64_t>& shape) {
+    std::uint64_t elements = 1;
+    for (const std::int64_t dimension : shape) elements *= static_cast<std::uint64_t>(dimension);
+    return elements;
+  }
+  // The synthetic MLP's input [batch, context, width]; a checkpoint's int64 token ids [batch, context].
+  std::uint64_t input_bytes() const {
+    if (decoder()) return rounded(static_cast<std::uint64_t>(spec_.batch * spec_.context) * 8);
+    return tensor_bytes(spec_.batch * spec_.context * spec_.width);
+  }
+  // Each of the checkpoint's tensors in the opened dtype, in load order.
+  std::vector<std::uint64_t> decoder_weight_bytes() const {
+    std::vector<std::uint64_t> bytes;
+    for (const DecoderTensor& tensor : spec_.decoder->tensors)
+      bytes.push_back(rounded(elements_of(tensor.shape) * dtype_bytes()));
+    return bytes;
+  }
+  // Keys and values of every layer for `positions` more positions.
+  std::uint64_t cache_step_bytes(std::int64_t positions) const {
+    const DecoderArchitecture& a = spec_.decoder->architecture;
+    return static_cast<std::uint64_t>(a.layers) * 2 *
+           tensor_bytes(spec_.batch * a.kv_heads * a.head_dim * positions);
+  }
+
+  // A prefill when no sequence is under way (context positions), else one decode step (one
+  // more position); the logits live briefly, the greedy token and the cache stay.
+  BackendStatus decoder_forward() {
+    const bool prefill = !output_alive_;
+    if (!prefill && sequence_forwards_ > spec_.decoder->new_tokens)
+      return breach("a decode step beyond new_tokens without a fresh sequence");
+    if (!workspace_allocated_) {
+      if (!allocate(workspace_bytes(spec_.device_index))) return out_of_memory();
+      workspace_allocated_ = true;
+    }
+    const std::uint64_t cache = cache_step_bytes(prefill ? spec_.context : 1);
+    if (!allocate(cache)) return out_of_memory();
+    cache_blocks_.push_back(cache);
+    const std::uint64_t logits = tensor_bytes(spec_.batch * spec_.decoder->architecture.vocab_size);
+    if (!allocate(logits)) return out_of_memory();
+    const std::uint64_t token = rounded(static_cast<std::uint64_t>(spec_.batch) * 8);
+    if (!allocate(token)) {
+      free(logits);
+      return out_of_memory();
+    }
+    if (token_alive_) free(token);  // the previous step's token goes once the new one exists
+    token_alive_ = true;
+    free(logits);
+    output_alive_ = true;
+    ++sequence_forwards_;
+    ++forwards_;
+    if (cold_sequence_) tokens_.push_back(static_cast<std::int64_t>(tokens_.size()) + 1);
+    return BackendStatus::Ok();
+  }
+
+  // A fresh cache for the next sequence: the cache and the token go.
+  void release_sequence() {
+    for (const std::uint64_t bytes : cache_blocks_) free(bytes);
+    cache_blocks_.clear();
+    if (token_alive_) free(rounded(static_cast<std::uint64_t>(spec_.batch) * 8));
+    token_alive_ = false;
+    output_alive_ = false;
+    if (sequence_forwards_ > 0) cold_sequence_ = false;
+    sequence_forwards_ = 0;
+  }
+
   // Logs the call, runs the hook, answers an injected failure, and checks the session is open.
   BackendStatus enter(const std::string& call, bool needs_open = true) {
     calls.push_back(call);
@@ -253,6 +380,13 @@ class FakeBackend : public Backend {
   bool output_alive_ = false, workspace_allocated_ = false;
   bool timer_running_ = false, timer_stopped_ = false;
   int forwards_ = 0;
+  // A checkpoint run: weights held, the sequence's KV cache blocks, its token, the cold
+  // sequence's tokens and the report taken at close.
+  std::vector<std::uint64_t> weights_allocated_, cache_blocks_;
+  bool token_alive_ = false, cold_sequence_ = true;
+  int sequence_forwards_ = 0;
+  std::vector<std::int64_t> tokens_;
+  std::optional<RunReport> last_report_;
   std::uint64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;
 };
 
