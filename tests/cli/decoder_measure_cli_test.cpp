@@ -48,6 +48,22 @@ TEST(DecoderMeasureCli, CheckpointIsMeasuredWithTheFakePlugin) {
   EXPECT_EQ(doc["decoder_run"]["first_sequence_tokens"].Size(), 3u);  // prefill and 2 decode steps
 }
 
+// Several GPUs, one worker each: the summary's figures come from the checkpoint's own rows
+// (weights_load, the warm sequences), and every device completes.
+TEST(DecoderMeasureCli, EveryDeviceMeasuresTheCheckpointInItsOwnWorker) {
+  TempDir dir;
+  const std::string model = dir.file("tiny-llama");
+  TinyCheckpoint().write(model);
+  const std::string output = dir.file("summary.json");
+  const ProcessResult r = run_cli({"measure", "--model", model, "--new-tokens", "2", "--device", "all", "--output",
+                                   output, "--backend", kFakePlugin},
+                                  {{"ITERAGPU_FAKE_BACKEND", "gpus=2"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Complete: yes"), std::string::npos) << r.out;
+  EXPECT_TRUE(path_exists(dir.file("summary-cuda0.json")));
+  EXPECT_TRUE(path_exists(dir.file("summary-cuda1.json")));
+}
+
 TEST(DecoderMeasureCli, WidthBesideModelIsRefused) {
   TempDir dir;
   const std::string model = dir.file("tiny-llama");

@@ -217,6 +217,14 @@ std::unique_ptr<const Workload> derived_workload(const MeasureConfiguration& req
   return workload;
 }
 
+// "decode (warm sequence, repeat 1, step 3, 1 forwards)"
+std::string row_description(const PhaseRow& row) {
+  const std::string sequence = row.sequence.empty() ? "" : row.sequence + " sequence, ";
+  const std::string step = row.step ? ", step " + std::to_string(*row.step) : "";
+  return row.phase + " (" + sequence + "repeat " + std::to_string(row.repeat) + step + ", " +
+         std::to_string(row.forwards) + " forwards)";
+}
+
 // The rows run_phase_protocol produces, in its order: the workload's phase plan.
 void check_row_sequence(const std::vector<PhaseRow>& rows, const MeasureConfiguration& request,
                         const Workload& workload, const JsonObjectReader& json) {
@@ -232,10 +240,7 @@ void check_row_sequence(const std::vector<PhaseRow>& rows, const MeasureConfigur
     if (row.phase != want.phase || row.repeat != want.repeat || row.forwards != want.forwards ||
         row.sequence != want.sequence || row.step != want.step)
       json.fail("phases/" + std::to_string(index),
-                "is " + row.phase + " (repeat " + std::to_string(row.repeat) + ", " +
-                    std::to_string(row.forwards) + " forwards) where the protocol has " + want.phase +
-                    " (repeat " + std::to_string(want.repeat) + ", " + std::to_string(want.forwards) +
-                    " forwards)");
+                "is " + row_description(row) + " where the protocol has " + row_description(want));
   }
 }
 

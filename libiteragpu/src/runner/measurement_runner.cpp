@@ -151,11 +151,13 @@ DeviceResultFigures DeviceResultFigures::of(const Measurement& measurement, cons
     throw DataFileError(source + ": measured " + measured + " (configured " + configured + "), not " + device);
   DeviceResultFigures figures;
   if (const GpuDevice* gpu = measurement.environment.selected_gpu()) figures.gpu_name = gpu->name;
+  // The load row (model_load, or a checkpoint's weights_load) and warm rows (warm_forward, or
+  // a checkpoint's warm sequences) are what the summary's figures come from.
   bool warm_forward_seen = false, model_load_seen = false;
   for (const PhaseRow& row : measurement.phases) {
     figures.peak_allocated_bytes_max = std::max(figures.peak_allocated_bytes_max, row.end.peak_allocated_bytes);
-    warm_forward_seen = warm_forward_seen || row.phase == "warm_forward";
-    if (row.phase == "model_load") {
+    warm_forward_seen = warm_forward_seen || row.phase == "warm_forward" || row.sequence == "warm";
+    if (row.phase == "model_load" || row.phase == "weights_load") {
       figures.model_load_allocated_bytes = static_cast<std::int64_t>(row.end.allocated_bytes) -
                                            static_cast<std::int64_t>(row.baseline.allocated_bytes);
       model_load_seen = true;

@@ -170,6 +170,13 @@ class DecoderWorkload final : public Workload {
       written.fail("parameter_count", "differs from the checkpoint's");
     const std::vector<std::int64_t> shape = {batch_, context_};
     if (written.int64s("input_shape") != shape) written.fail("input_shape", "differs from the configuration's");
+    if (written.int64("new_tokens") != new_tokens_) written.fail("new_tokens", "differs from the configuration's");
+    // The configuration's width and hidden are the checkpoint's sizes (resolve_decoder_configuration).
+    const JsonObjectReader configuration = document.object("configuration");
+    if (configuration.int64("width") != written.int64("hidden_size"))
+      configuration.fail("width", "is not the checkpoint's hidden_size");
+    if (configuration.int64("hidden") != written.int64("intermediate_size"))
+      configuration.fail("hidden", "is not the checkpoint's intermediate_size");
   }
 
  private:
