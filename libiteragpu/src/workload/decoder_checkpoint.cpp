@@ -16,6 +16,7 @@
 #include "mechanics/input_file.hpp"
 #include "mechanics/json_input.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "workload/decoder_config.hpp"
 
 namespace iteragpu {
 namespace {
@@ -421,6 +422,17 @@ DecoderArchitecture read_architecture(const ConfigJson& config, Family& family, 
   return a;
 }
 
+// config.json's text: the architecture, its family and the safetensors dtype config.json
+// gives ("" when none).
+DecoderArchitecture read_config(const std::string& text, const std::string& source, Family& family,
+                                std::string& tensor_dtype) {
+  rapidjson::Document document;
+  const std::string problem = parse_json(text, document);
+  if (!problem.empty()) throw InputFileError(source, problem);
+  if (!document.IsObject()) throw InputFileError(source, "is not a JSON object; expected a model configuration");
+  return read_architecture(ConfigJson(document, source), family, tensor_dtype);
+}
+
 struct ExpectedTensor {
   std::string name;
   std::vector<std::int64_t> shape;
@@ -489,6 +501,12 @@ std::string dtype_name(const std::string& safetensors_dtype) {
 
 }  // namespace
 
+DecoderArchitecture parse_decoder_config(const std::string& text, const std::string& source) {
+  Family family = Family::kLlama;
+  std::string tensor_dtype;
+  return read_config(text, source, family, tensor_dtype);
+}
+
 DecoderCheckpoint DecoderCheckpoint::read(const std::string& directory) {
   const std::string expected_folder = "expected a model folder holding config.json and safetensors weights";
   if (directory.empty()) throw DataFileError("(empty name): the model folder is empty; " + expected_folder);
@@ -500,19 +518,14 @@ DecoderCheckpoint DecoderCheckpoint::read(const std::string& directory) {
   if (::stat(config_path.c_str(), &info) != 0 && errno == ENOENT)
     throw DataFileError(directory + ": has no config.json; " + expected_folder);
 
-  rapidjson::Document document;
-  const std::string problem =
-      parse_json(read_input_file(config_path, "model configuration", kMaxJsonDocumentBytes), document);
-  if (!problem.empty()) throw InputFileError(config_path, problem);
-  if (!document.IsObject()) throw InputFileError(config_path, "is not a JSON object; expected a model configuration");
-  const ConfigJson config(document, config_path);
-
   DecoderCheckpoint checkpoint;
   checkpoint.directory = directory;
   Family family = Family::kLlama;
   std::string dtype;  // safetensors dtype every tensor must have; "" until known
-  checkpoint.architecture = read_architecture(config, family, dtype);
+  checkpoint.architecture = read_config(read_input_file(config_path, "model configuration", kMaxJsonDocumentBytes),
+                                        config_path, family, dtype);
   DecoderArchitecture& a = checkpoint.architecture;
+  const bool config_gives_dtype = !dtype.empty();  // config.json's dtype or torch_dtype
 
   // The weights: every tensor of every shard by name.
   const CheckpointFiles files = read_checkpoint_files(directory);
@@ -540,8 +553,7 @@ DecoderCheckpoint DecoderCheckpoint::read(const std::string& directory) {
     }
   }
   const std::string dtype_source =
-      config.given("dtype") != nullptr || config.given("torch_dtype") != nullptr
-          ? "config.json's dtype " + a.dtype
+      config_gives_dtype ? "config.json's dtype " + a.dtype
           : "the checkpoint's dtype (config.json gives none; " + expected.front().name + " is " + dtype + ")";
 
   for (const ExpectedTensor& want : expected) {
