@@ -281,6 +281,8 @@ class PhaseRow:
     phase: str
     repeat: int
     forwards: int
+    sequence: str
+    step: Optional[int]
     host_seconds: float
     gpu_event_seconds: Optional[float]
     baseline: AllocatorCounters
@@ -322,6 +324,8 @@ class MeasureConfiguration:
     repeats: int
     seed: int
     output: str
+    model: str
+    new_tokens: int
 
 class SyntheticModel:
     @staticmethod
@@ -383,10 +387,44 @@ class TimingSummary:
     gpu_event_seconds: Optional[SpreadStatistics]
     warnings: List[TimingWarning]
 
+class DecoderArchitecture:
+    architecture: str
+    model_type: str
+    layers: int
+    hidden_size: int
+    intermediate_size: int
+    attention_heads: int
+    kv_heads: int
+    head_dim: int
+    vocab_size: int
+    rope_type: str
+    qkv_bias: bool
+    qk_norm: bool
+    tie_word_embeddings: bool
+    dtype: str
+
+class CheckpointRecord:
+    directory: str
+    architecture: DecoderArchitecture
+    tensors: int
+    parameter_count: int
+    parameter_bytes: int
+
+class DecoderRun:
+    attention_backend: str
+    first_sequence_tokens: List[int]
+    last_logits_sha256: str
+    device_used_bytes: Optional[int]
+    time_to_first_token_seconds: Optional[float]
+    prefill_tokens_per_second: Optional[float]
+    decode_tokens_per_second: Optional[float]
+
 class Measurement(_Report):
     environment: EnvironmentReport
     configuration: MeasureConfiguration
     model: SyntheticModel
+    checkpoint: Optional[CheckpointRecord]
+    decoder_run: Optional[DecoderRun]
     phases: List[PhaseRow]
     timing: TimingSummary
     prediction: Optional[MemoryPrediction]

@@ -9,14 +9,15 @@
 namespace iteragpu::python {
 namespace {
 
-// None, str, int or float (seconds, or a fraction), as the JSON has it.
+// None, str, int or float (seconds, a fraction, or tokens per second), as the JSON has it.
 py::object python_value(const ComparedValue& value) {
   switch (value.kind) {
     case ComparedValue::Kind::kAbsent: return py::none();
     case ComparedValue::Kind::kText: return py::str(value.text);
     case ComparedValue::Kind::kInteger: return py::int_(value.integer);
     case ComparedValue::Kind::kSeconds:
-    case ComparedValue::Kind::kFraction: return py::float_(value.number);
+    case ComparedValue::Kind::kFraction:
+    case ComparedValue::Kind::kRate: return py::float_(value.number);
   }
   return py::none();
 }
@@ -27,7 +28,7 @@ void register_comparison(py::module_& m) {
   py::class_<ComparisonRow>(m, "ComparisonRow", "One figure, one value per measurement.")
       .def_readonly("name", &ComparisonRow::name, "Unique in its section: 'dtype', 'warm_forward.peak_reserved_bytes'.")
       .def_readonly("label", &ComparisonRow::label, "For people.")
-      .def_readonly("unit", &ComparisonRow::unit, "'bytes', 'seconds', 'fraction' or ''.")
+      .def_readonly("unit", &ComparisonRow::unit, "'bytes', 'seconds', 'fraction', 'tokens_per_second' or ''.")
       .def_readonly("same", &ComparisonRow::same, "True when every value is equal.")
       .def_property_readonly(
           "values",
@@ -36,7 +37,8 @@ void register_comparison(py::module_& m) {
             for (const ComparedValue& value : row.values) values.append(python_value(value));
             return values;
           },
-          "One per measurement: str, int, float (seconds or a fraction) or None (no such figure).")
+          "One per measurement: str, int, float (seconds, a fraction or tokens per second) or None "
+          "(no such figure).")
       .def_property_readonly(
           "ratios",
           [](const ComparisonRow& row) -> py::object {

@@ -48,8 +48,13 @@ void register_counters_and_rows(py::module_& m) {
 
   py::class_<PhaseRow>(m, "PhaseRow", "One phase (or one warm repeat) of a measurement.")
       .def_readonly("phase", &PhaseRow::phase,
-                    "model_load | inputs | cold_forward | warmup | warm_forward")
-      .def_readonly("repeat", &PhaseRow::repeat, "1-based for warm_forward, 0 otherwise.")
+                    "model_load | inputs | cold_forward | warmup | warm_forward; a checkpoint's: "
+                    "weights_load | inputs | prefill | decode")
+      .def_readonly("repeat", &PhaseRow::repeat,
+                    "1-based for warm_forward and a checkpoint's warm-up and warm sequences, 0 otherwise.")
+      .def_readonly("sequence", &PhaseRow::sequence,
+                    "A checkpoint's rows: 'cold', 'warmup' or 'warm'; '' for the synthetic MLP.")
+      .def_readonly("step", &PhaseRow::step, "A checkpoint's rows: 0 for the prefill, then the decode step; else None.")
       .def_readonly("forwards", &PhaseRow::forwards, "Forward passes inside the phase.")
       .def_readonly("host_seconds", &PhaseRow::host_seconds,
                     "Host wall clock, overhead and synchronization included (not kernel time).")
@@ -137,6 +142,8 @@ void register_request(py::module_& m) {
       .def_readonly("repeats", &MeasureConfiguration::repeats)
       .def_readonly("seed", &MeasureConfiguration::seed)
       .def_readonly("output", &MeasureConfiguration::output)
+      .def_readonly("model", &MeasureConfiguration::model, "A checkpoint folder; '' for the synthetic MLP.")
+      .def_readonly("new_tokens", &MeasureConfiguration::new_tokens, "With model: decode steps per sequence.")
       .def("__repr__", [](const MeasureConfiguration& c) {
         return "MeasureConfiguration(device='" + c.device + "', batch=" + std::to_string(c.batch) +
                ", context=" + std::to_string(c.context) + ", width=" + std::to_string(c.width) +
@@ -172,14 +179,51 @@ void register_request(py::module_& m) {
       .def_readonly("input_bytes", &SyntheticModel::input_bytes);
 }
 
+void register_checkpoint_records(py::module_& m) {
+  py::class_<DecoderArchitecture>(m, "DecoderArchitecture", "A checkpoint's config.json, as the decoder runs it.")
+      .def_readonly("architecture", &DecoderArchitecture::architecture)
+      .def_readonly("model_type", &DecoderArchitecture::model_type)
+      .def_readonly("layers", &DecoderArchitecture::layers)
+      .def_readonly("hidden_size", &DecoderArchitecture::hidden_size)
+      .def_readonly("intermediate_size", &DecoderArchitecture::intermediate_size)
+      .def_readonly("attention_heads", &DecoderArchitecture::attention_heads)
+      .def_readonly("kv_heads", &DecoderArchitecture::kv_heads)
+      .def_readonly("head_dim", &DecoderArchitecture::head_dim)
+      .def_readonly("vocab_size", &DecoderArchitecture::vocab_size)
+      .def_readonly("rope_type", &DecoderArchitecture::rope_type)
+      .def_readonly("qkv_bias", &DecoderArchitecture::qkv_bias)
+      .def_readonly("qk_norm", &DecoderArchitecture::qk_norm)
+      .def_readonly("tie_word_embeddings", &DecoderArchitecture::tie_word_embeddings)
+      .def_readonly("dtype", &DecoderArchitecture::dtype, "The checkpoint's own dtype.");
+  py::class_<CheckpointRecord>(m, "CheckpointRecord", "The checkpoint a measurement ran, as its file records it.")
+      .def_readonly("directory", &CheckpointRecord::directory)
+      .def_readonly("architecture", &CheckpointRecord::architecture, "DecoderArchitecture.")
+      .def_readonly("tensors", &CheckpointRecord::tensors)
+      .def_readonly("parameter_count", &CheckpointRecord::parameter_count)
+      .def_readonly("parameter_bytes", &CheckpointRecord::parameter_bytes, "Bytes in the files.");
+  py::class_<DecoderRun>(m, "DecoderRun", "What a checkpoint's run produced besides the counters.")
+      .def_readonly("attention_backend", &DecoderRun::attention_backend, "The SDPA kernel PyTorch chose.")
+      .def_readonly("first_sequence_tokens", &DecoderRun::first_sequence_tokens,
+                    "Batch row 0's greedy tokens in the cold sequence.")
+      .def_readonly("last_logits_sha256", &DecoderRun::last_logits_sha256)
+      .def_readonly("device_used_bytes", &DecoderRun::device_used_bytes,
+                    "cudaMemGetInfo total - free at the end (CUDA context and libraries included), or None.")
+      .def_readonly("time_to_first_token_seconds", &DecoderRun::time_to_first_token_seconds)
+      .def_readonly("prefill_tokens_per_second", &DecoderRun::prefill_tokens_per_second)
+      .def_readonly("decode_tokens_per_second", &DecoderRun::decode_tokens_per_second);
+}
+
 void register_measurement(py::module_& m) {
+  register_checkpoint_records(m);
   py::class_<Measurement> measurement(m, "Measurement", R"pbdoc(
     A phase-by-phase memory and time measurement on one GPU, with the environment it ran in.
     Counters are this process's caching allocator on the selected GPU only.
   )pbdoc");
   measurement.def_readonly("environment", &Measurement::environment, "EnvironmentReport.")
       .def_readonly("configuration", &Measurement::configuration, "The MeasureConfiguration measured.")
-      .def_readonly("model", &Measurement::model, "The SyntheticModel measured.")
+      .def_readonly("model", &Measurement::model, "The SyntheticModel measured (unused for a checkpoint).")
+      .def_readonly("checkpoint", &Measurement::checkpoint, "CheckpointRecord of a --model measurement, or None.")
+      .def_readonly("decoder_run", &Measurement::decoder_run, "DecoderRun of a --model measurement, or None.")
       .def_readonly("phases", &Measurement::phases, "PhaseRow list, in order.")
       .def_readonly("timing", &Measurement::timing,
                     "TimingSummary: spread of the warm repeats' host and GPU event times, with "

@@ -15,6 +15,8 @@ namespace {
 #define EXPECT_CONTAINS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 
 const std::string kResults = ITERAGPU_SOURCE_DIR "/examples/results/";
+// A real H200 run of a Llama 8B checkpoint (bfloat16, batch 4, context 4096, 16 new tokens).
+const std::string kCheckpointRun = ITERAGPU_SOURCE_DIR "/tests/data/checkpoint-measurements/llama-8b-bfloat16-h200.json";
 
 class CompareCli : public ::testing::Test {
  protected:
@@ -99,6 +101,9 @@ TEST_F(CompareCli, RefusalsAreOneLineAndExitTwo) {
       {{"compare", f32(), dir_.path()}, dir_.path() + ": "},
       {{"compare", f32(), bf16(), "--format", "xml"}, "--format: 'xml' is not an output format; expected text, json, markdown or csv"},
       {{"compare", f32(), bf16(), "--sort", "x"}, "unrecognised option"},
+      {{"compare", f32(), kCheckpointRun},
+       "cannot compare a synthetic-MLP measurement with a checkpoint measurement: " + f32() +
+           " measured the synthetic MLP, " + kCheckpointRun + " a checkpoint (LlamaForCausalLM)"},
   };
   for (const Case& c : cases) {
     const ProcessResult r = run_cli(c.args);
@@ -108,6 +113,25 @@ TEST_F(CompareCli, RefusalsAreOneLineAndExitTwo) {
     EXPECT_EQ(r.err.rfind("iteragpu compare: error: ", 0), 0u) << r.err;
     EXPECT_CONTAINS(r.err, c.expected);
   }
+}
+
+// Two checkpoint measurements: the checkpoint's rows, its phases and rates, in every format.
+TEST_F(CompareCli, CheckpointMeasurements) {
+  const ProcessResult text = run_cli({"compare", kCheckpointRun, kCheckpointRun});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_CONTAINS(text.out, "NVIDIA H200, LlamaForCausalLM (32 layers, hidden 4096), bfloat16, batch 4, context 4096, 16 new tokens\n");
+  for (const char* part : {"Checkpoint\n", "    parameter bytes          16,060,522,496", "Memory per phase\n",
+                           "weights_load peak allocated", "decode peak allocated (largest of the steps)",
+                           "device memory in use at the end (driver)", "228.8 tokens/s", "decode tokens/s ×1.000"})
+    EXPECT_CONTAINS(text.out, part);
+  EXPECT_EQ(text.out.find("Synthetic model"), std::string::npos) << text.out;
+  const ProcessResult json = run_cli({"compare", kCheckpointRun, kCheckpointRun, "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(schema_violation(json.out, "comparison.schema.json"), "");
+  EXPECT_CONTAINS(json.out, "\"unit\": \"tokens_per_second\"");
+  const ProcessResult csv = run_cli({"compare", kCheckpointRun, kCheckpointRun, "--format", "csv"});
+  EXPECT_CONTAINS(csv.out, "times,decode_tokens_per_second,decode (batch over a decode step),tokens_per_second,true,"
+                           "228.80291828970158,228.80291828970158,1\n");
 }
 
 TEST_F(CompareCli, HelpAndTheCommandList) {

@@ -85,6 +85,39 @@ TEST_F(ResultsCli, AddCheckReport) {
       << text.out;
 }
 
+// A checkpoint run (the real H200 Llama 8B measurement): added like any real run; the report
+// prices its generated tokens from the measured decode rate, naming the GPU and the prices' label.
+TEST_F(ResultsCli, ACheckpointRunGetsACostPerMillionGeneratedTokens) {
+  write_file(dir_.file("llama.json"),
+             read_file(std::string(ITERAGPU_SOURCE_DIR) + "/tests/data/checkpoint-measurements/llama-8b-bfloat16-h200.json"));
+  const ProcessResult add = run_cli({"results", "add", "--table", table(), "--measurement", dir_.file("llama.json"),
+                                     "--gpu", "h200", "--days", "3", "--work-unit", "generated answer",
+                                     "--attempted", "100", "--accepted", "80", "--metric", "exact match",
+                                     "--threshold", ">= 0.9", "--observed", "0.93", "--date", "2026-12-05"});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  ASSERT_EQ(run_cli(add_args("an MLP run")).exit_code, 0);
+  const ProcessResult check = run_cli({"results", "check", "--table", table()});
+  EXPECT_EQ(check.exit_code, 0) << check.err;
+
+  const ProcessResult text = run_cli({"results", "report", "--table", table()});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Per million generated tokens (checkpoint runs, from the measured decode rate):\n"
+                          "  line 2: $4.6012 (exactly 47375000000000000000/102961313230365711 cents), decode "
+                          "228.80291828970158 tokens/s measured on NVIDIA H200 (LlamaForCausalLM, bfloat16, "
+                          "batch 4, context 4096, 16 new tokens), package $272.88 for 72 GPU-hours; prices: "
+                          "illustrative: invented prices, not a real offer"),
+            std::string::npos)
+      << text.out;
+  const ProcessResult json = run_cli({"results", "report", "--table", table(), "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(schema_violation(json.out, "results-report.schema.json"), "");
+  rapidjson::Document doc;
+  doc.Parse(json.out.c_str());
+  EXPECT_STREQ(doc["rows"][0]["generated_tokens_cost"]["display_usd"].GetString(), "4.6012");
+  EXPECT_STREQ(doc["rows"][0]["generated_tokens_cost"]["measured_gpu"].GetString(), "NVIDIA H200");
+  EXPECT_FALSE(doc["rows"][1].HasMember("generated_tokens_cost"));
+}
+
 TEST_F(ResultsCli, AnotherGpuIsRefusedWithoutGpuMismatchOk) {
   std::vector<std::string> args = add_args("strict");
   args.pop_back();  // --gpu-mismatch-ok

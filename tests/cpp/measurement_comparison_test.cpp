@@ -2,7 +2,9 @@
 // twice, another LibTorch, no warmup) and on the real H200 files: the rows hold the
 // measurements' own figures, ratios are to the first, the findings say what differs, and
 // the four renderings carry the same rows (JSON valid against its schema, integers as
-// integers).
+// integers). Checkpoint measurements (the tiny checkpoint under the fake backend, and a real
+// H200 Llama 8B run) are described from the checkpoint and their decoder rows and rates; a
+// synthetic-MLP measurement beside a checkpoint one is refused.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -14,6 +16,7 @@
 #include "iteragpu/measurement_comparison.hpp"
 #include "process_runner.hpp"
 #include "schema_check.hpp"
+#include "tiny_checkpoint.hpp"
 
 namespace iteragpu::testing {
 namespace {
@@ -199,6 +202,163 @@ TEST(MeasurementComparison, RealH200Files) {
   EXPECT_TRUE(row(c, "environment", "gpu").same);
   EXPECT_EQ(row(c, "model", "parameter_bytes").values[0].integer, 33574912u);  // GPU-BUILD.md's figure
   EXPECT_CONTAINS(c.findings[0], "width (1,024 → 64)");
+  EXPECT_EQ(schema_violation(c.to_json(), "comparison.schema.json"), "");
+}
+
+// --- checkpoint measurements ------------------------------------------------------------
+
+// The tiny Llama checkpoint (2 layers, hidden 64) measured under the fake backend.
+Measurement measured_checkpoint(const std::string& folder, const std::string& batch, const std::string& new_tokens) {
+  MeasureRequest request;
+  request.batch = batch;
+  request.context = "8";
+  request.dtype = "";
+  request.warmup = "1";
+  request.repeats = "2";
+  request.model = folder;
+  request.new_tokens = new_tokens;
+  return PhaseMeasurer(std::make_shared<FakeBackend>()).run(MeasureConfiguration::parse(request));
+}
+
+std::uint64_t largest_of(const Measurement& m, const std::string& phase, std::uint64_t AllocatorCounters::*counter) {
+  std::uint64_t largest = 0;
+  for (const PhaseRow& r : m.phases)
+    if (r.phase == phase) largest = std::max(largest, r.end.*counter);
+  return largest;
+}
+
+class CheckpointComparison : public ::testing::Test {
+ protected:
+  void SetUp() override { TinyCheckpoint().write(folder_); }
+  TempDir dir_;
+  std::string folder_ = dir_.file("tiny-llama");
+};
+
+TEST_F(CheckpointComparison, RowsComeFromTheCheckpointAndItsDecoderRows) {
+  const Measurement a = measured_checkpoint(folder_, "1", "3"), b = measured_checkpoint(folder_, "2", "5");
+  ASSERT_TRUE(a.checkpoint && b.checkpoint && a.decoder_run && b.decoder_run);
+  const MeasurementComparison c = MeasurementComparison::of({"a.json", "b.json"}, {a, b});
+  EXPECT_TRUE(c.checkpoints);
+
+  // The run's configuration: no synthetic width or hidden (zero for a checkpoint).
+  EXPECT_EQ(c.section("configuration")->row("width"), nullptr);
+  EXPECT_EQ(row(c, "configuration", "model").values[0].text, folder_);
+  EXPECT_EQ(row(c, "configuration", "batch").values[1].integer, 2u);
+  EXPECT_EQ(*row(c, "configuration", "batch").ratios[1], 2.0);
+  EXPECT_EQ(row(c, "configuration", "context").values[0].integer, 8u);
+  EXPECT_EQ(row(c, "configuration", "new_tokens").values[0].integer, 3u);
+  EXPECT_EQ(row(c, "configuration", "new_tokens").values[1].integer, 5u);
+  EXPECT_EQ(row(c, "configuration", "dtype").values[0].text, "bfloat16");
+
+  // The model: what the file recorded of the checkpoint, never the unused synthetic sizes.
+  EXPECT_EQ(c.section("model")->title, "Checkpoint");
+  EXPECT_EQ(c.section("model")->row("input_bytes"), nullptr);
+  EXPECT_EQ(row(c, "model", "architecture").values[0].text, "LlamaForCausalLM");
+  EXPECT_EQ(row(c, "model", "layers").values[0].integer, 2u);
+  EXPECT_EQ(row(c, "model", "hidden_size").values[1].integer, 64u);
+  EXPECT_EQ(row(c, "model", "kv_heads").values[0].integer, 2u);
+  EXPECT_EQ(row(c, "model", "checkpoint_dtype").values[0].text, "bfloat16");
+  const ComparisonRow& bytes = row(c, "model", "parameter_bytes");
+  EXPECT_EQ(bytes.values[0].integer, a.checkpoint->parameter_bytes);
+  EXPECT_EQ(bytes.values[0].integer, 2 * TinyCheckpoint().parameter_count());  // bfloat16
+  EXPECT_TRUE(bytes.same);
+  EXPECT_EQ(row(c, "model", "parameter_count").values[0].integer, TinyCheckpoint().parameter_count());
+
+  // Memory: the decoder's phases, each the largest over its rows, and what is held at the end.
+  for (const char* phase : {"model_load", "cold_forward", "warm_forward"})
+    EXPECT_EQ(c.section("peaks")->row(std::string(phase) + ".peak_allocated_bytes"), nullptr) << phase;
+  EXPECT_EQ(row(c, "peaks", "weights_load.peak_allocated_bytes").values[0].integer,
+            largest_of(a, "weights_load", &AllocatorCounters::peak_allocated_bytes));
+  EXPECT_EQ(row(c, "peaks", "prefill.peak_reserved_bytes").values[1].integer,
+            largest_of(b, "prefill", &AllocatorCounters::peak_reserved_bytes));
+  EXPECT_EQ(row(c, "peaks", "decode.peak_allocated_bytes").values[1].integer,
+            largest_of(b, "decode", &AllocatorCounters::peak_allocated_bytes));
+  EXPECT_GT(row(c, "peaks", "decode.peak_allocated_bytes").values[1].integer, 0u);
+  EXPECT_EQ(row(c, "peaks", "end.reserved_bytes").values[1].integer, b.phases.back().end.reserved_bytes);
+  const ComparisonRow& used = row(c, "peaks", "device_used_bytes");
+  ASSERT_TRUE(a.decoder_run->device_used_bytes.has_value());
+  EXPECT_EQ(used.values[0].integer, *a.decoder_run->device_used_bytes);
+
+  // Rates: the run reports' own figures, with ratios.
+  const ComparisonRow& decode = row(c, "times", "decode_tokens_per_second");
+  EXPECT_EQ(decode.unit, "tokens_per_second");
+  EXPECT_EQ(decode.values[0].kind, ComparedValue::Kind::kRate);
+  EXPECT_EQ(decode.values[0].number, *a.decoder_run->decode_tokens_per_second);
+  EXPECT_EQ(decode.values[1].number, *b.decoder_run->decode_tokens_per_second);
+  EXPECT_DOUBLE_EQ(*decode.ratios[1], *b.decoder_run->decode_tokens_per_second / *a.decoder_run->decode_tokens_per_second);
+  EXPECT_EQ(row(c, "times", "prefill_tokens_per_second").values[1].number, *b.decoder_run->prefill_tokens_per_second);
+  EXPECT_EQ(row(c, "times", "time_to_first_token").values[0].number, *a.decoder_run->time_to_first_token_seconds);
+  EXPECT_EQ(row(c, "times", "warm_repeats").values[1].integer, 10u);  // 2 warm sequences × 5 steps
+
+  ASSERT_EQ(c.findings.size(), 1u);
+  EXPECT_CONTAINS(c.findings[0], "configuration differs in batch (1 → 2), new_tokens (3 → 5)");
+  EXPECT_CONTAINS(c.findings[0], "parameter bytes ×1.000");
+  EXPECT_CONTAINS(c.findings[0], "decode tokens/s ×");
+  EXPECT_CONTAINS(c.findings[0], "warm decode step host median ×");
+
+  const std::string text = c.to_text();
+  EXPECT_CONTAINS(text, "  [2] b.json: Fake GPU 0, LlamaForCausalLM (2 layers, hidden 64), bfloat16, batch 2, "
+                        "context 8, 5 new tokens — TEST DOUBLE");
+  EXPECT_CONTAINS(text, "Checkpoint\n");
+  EXPECT_CONTAINS(text, "prefill peak reserved (largest of the sequences)");
+  EXPECT_CONTAINS(text, "Warm decode steps and rates");
+  EXPECT_CONTAINS(text, " tokens/s");
+  EXPECT_EQ(text.find("Synthetic model"), std::string::npos) << text;
+  EXPECT_EQ(text.find("width"), std::string::npos) << text;
+
+  const std::string json = c.to_json();
+  ASSERT_EQ(schema_violation(json, "comparison.schema.json"), "") << json;
+  rapidjson::Document doc;
+  doc.Parse(json.c_str());
+  EXPECT_STREQ(doc["measurements"][1]["dtype"].GetString(), "bfloat16");
+  EXPECT_STREQ(doc["measurements"][1]["checkpoint"]["architecture"].GetString(), "LlamaForCausalLM");
+  EXPECT_EQ(doc["measurements"][0]["checkpoint"]["directory"].GetString(), folder_);
+  EXPECT_CONTAINS(c.to_csv(), "times,decode_tokens_per_second,decode (batch over a decode step),tokens_per_second,false,");
+}
+
+// A synthetic-MLP measurement beside a checkpoint one: one line naming which is which, in
+// either order, whatever the other files.
+TEST_F(CheckpointComparison, AnMlpBesideACheckpointIsRefused) {
+  const Measurement mlp = measured("float32"), checkpoint = measured_checkpoint(folder_, "1", "3");
+  const struct {
+    std::vector<std::string> sources;
+    std::vector<Measurement> measurements;
+  } cases[] = {{{"mlp.json", "llama.json"}, {mlp, checkpoint}},
+               {{"llama.json", "llama2.json", "mlp.json"}, {checkpoint, checkpoint, mlp}}};
+  for (const auto& c : cases) {
+    const std::string message = message_of<UsageError>([&c] { MeasurementComparison::of(c.sources, c.measurements); });
+    EXPECT_CONTAINS(message, "cannot compare a synthetic-MLP measurement with a checkpoint measurement: "
+                             "mlp.json measured the synthetic MLP, llama.json a checkpoint (LlamaForCausalLM)");
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+// The real H200 run of a Llama 8B checkpoint (bfloat16, batch 4, context 4096, 16 new tokens,
+// measured 2026-12-04), against itself: the file's own figures, every row the same.
+TEST(MeasurementComparison, RealH200CheckpointRun) {
+  const std::string file = ITERAGPU_SOURCE_DIR "/tests/data/checkpoint-measurements/llama-8b-bfloat16-h200.json";
+  const MeasurementComparison c = MeasurementComparison::of_files({file, file});
+  EXPECT_TRUE(c.checkpoints);
+  EXPECT_EQ(row(c, "environment", "gpu").values[0].text, "NVIDIA H200");
+  EXPECT_EQ(row(c, "model", "layers").values[0].integer, 32u);
+  EXPECT_EQ(row(c, "model", "hidden_size").values[0].integer, 4096u);
+  EXPECT_EQ(row(c, "model", "parameter_bytes").values[0].integer, 16060522496u);
+  EXPECT_EQ(row(c, "configuration", "context").values[0].integer, 4096u);
+  EXPECT_EQ(row(c, "peaks", "weights_load.peak_allocated_bytes").values[0].integer, 16060523520u);
+  EXPECT_EQ(row(c, "peaks", "prefill.peak_allocated_bytes").values[0].integer, 20189979648u);
+  EXPECT_EQ(row(c, "peaks", "decode.peak_allocated_bytes").values[0].integer, 18283908096u);
+  EXPECT_EQ(row(c, "peaks", "device_used_bytes").values[0].integer, 21815427072u);
+  EXPECT_EQ(row(c, "times", "decode_tokens_per_second").values[1].number, 228.80291828970158);
+  EXPECT_EQ(row(c, "times", "time_to_first_token").values[0].number, 0.471624747);
+  for (const ComparisonSection& section : c.sections)
+    for (const ComparisonRow& r : section.rows) EXPECT_TRUE(r.same) << r.name;
+  EXPECT_CONTAINS(c.findings[0], "the same configuration; the same environment");
+  EXPECT_CONTAINS(c.findings[0], "decode tokens/s ×1.000");
+  const std::string text = c.to_text();
+  EXPECT_CONTAINS(text, ": NVIDIA H200, LlamaForCausalLM (32 layers, hidden 4096), bfloat16, batch 4, context 4096, 16 new tokens\n");
+  EXPECT_CONTAINS(text, "228.8 tokens/s");
+  EXPECT_CONTAINS(text, "34,739.5 tokens/s");
+  EXPECT_EQ(text.find("TEST DOUBLE"), std::string::npos);
   EXPECT_EQ(schema_violation(c.to_json(), "comparison.schema.json"), "");
 }
 

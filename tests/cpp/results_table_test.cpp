@@ -1,5 +1,8 @@
-// ResultsTable and report_results: validation with line numbers, round trips, exact costs.
+// ResultsTable and report_results: validation with line numbers, round trips, exact costs,
+// and the cost per million generated tokens of a checkpoint run.
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <unistd.h>
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/results_table.hpp"
@@ -235,6 +238,151 @@ TEST_F(ResultsTableTest, OneRowIsOneRowAndNeedsNoNoteAboutUnacceptedRows) {
       report_results(ResultsTable::load(table(), catalog_), PackageCalculator(catalog_)).to_text();
   EXPECT_NE(text.find("(1 row)"), std::string::npos) << text;
   EXPECT_EQ(text.find("no accepted unit"), std::string::npos) << text;
+}
+
+// --- a checkpoint run: cost per million generated tokens ----------------------------------
+
+// The real H200 run of a Llama 8B checkpoint (bfloat16, batch 4, context 4096, 16 new tokens):
+// decode 228.80291828970159 tokens/s as the file writes it (17 significant digits), the double
+// whose shortest text is 228.80291828970158.
+const std::string kCheckpointRun =
+    std::string(ITERAGPU_SOURCE_DIR) + "/tests/data/checkpoint-measurements/llama-8b-bfloat16-h200.json";
+
+class CheckpointResultsTest : public ResultsTableTest {
+ protected:
+  std::string checkpoint_measurement() const { return dir_.file("llama-8b.json"); }
+  ResultRowRequest checkpoint_request(const std::string& days = "3", const std::string& lots = "1") const {
+    ResultRowRequest r = request("80");
+    r.measurement_file = checkpoint_measurement();
+    r.gpu = "h200";  // the GPU measured: no mismatch to allow
+    r.days = days;
+    r.lots = lots;
+    r.work_unit = "generated answer";
+    r.gpu_mismatch_ok = false;
+    return r;
+  }
+  void SetUp() override {
+    ResultsTableTest::SetUp();
+    write_file(checkpoint_measurement(), read_file(kCheckpointRun));
+  }
+};
+
+TEST_F(CheckpointResultsTest, AddAcceptsACheckpointRunAndReadsItsDecodeRate) {
+  const ResultRow added = ResultsTable::add_result(table(), checkpoint_request(), catalog_);
+  EXPECT_EQ(added.measured_device, "NVIDIA H200");
+  EXPECT_TRUE(added.gpu_mismatch.empty());
+  ResultsTable::add_result(table(), request(), catalog_);  // a synthetic-MLP run beside it
+  const ResultsTable loaded = ResultsTable::load(table(), catalog_);
+  ASSERT_EQ(loaded.rows().size(), 2u);
+  const auto& rate = loaded.rows()[0].decode_rate;
+  ASSERT_TRUE(rate.has_value());
+  EXPECT_EQ(rate->decode_tokens_per_second, 228.80291828970158);
+  EXPECT_EQ(rate->architecture, "LlamaForCausalLM");
+  EXPECT_EQ(rate->dtype, "bfloat16");
+  EXPECT_EQ(rate->batch, 4);
+  EXPECT_EQ(rate->context, 4096);
+  EXPECT_EQ(rate->new_tokens, 16);
+  EXPECT_FALSE(loaded.rows()[1].decode_rate.has_value());  // the MLP has no decode rate
+  // Not read without verification: nothing to price the tokens with.
+  EXPECT_FALSE(ResultsTable::load(table(), catalog_, false).rows()[0].decode_rate.has_value());
+}
+
+// By hand: h200 3 days is 27288 cents for 1 GPU, 72 GPU-hours, 379 cents per GPU-hour; an hour
+// of decoding at 228.80291828970158 tokens/s is 823,690.505842925688 tokens, so a million
+// cost 379 × 10^6 / (3600 × 228.80291828970158) = 379 × 10^20 / (3600 × 22880291828970158)
+// cents = 47375000000000000000/102961313230365711 cents (reduced by 800), $4.6012.
+TEST_F(CheckpointResultsTest, ReportPricesAMillionGeneratedTokensExactly) {
+  ResultsTable::add_result(table(), checkpoint_request(), catalog_);
+  ResultsTable::add_result(table(), request(), catalog_);
+  const ResultsReport report = report_results(ResultsTable::load(table(), catalog_), PackageCalculator(catalog_));
+  ASSERT_EQ(report.rows.size(), 2u);
+  const auto& cost = report.rows[0].generated_tokens_cost;
+  ASSERT_TRUE(cost.has_value());
+  EXPECT_EQ(cost->measured_gpu, "NVIDIA H200");
+  // The shortest text of the double, not the file's 17 digits (...159): the same double.
+  EXPECT_EQ(cost->decode_tokens_per_second.str(), "228.80291828970158");
+  EXPECT_EQ(cost->gpu_hours, 72);
+  EXPECT_EQ(cost->numerator_cents.str(), "47375000000000000000");
+  EXPECT_EQ(cost->denominator.str(), "102961313230365711");
+  EXPECT_FALSE(cost->exact_usd.has_value());
+  EXPECT_EQ(cost->display_usd, "4.6012");
+  EXPECT_FALSE(report.rows[1].generated_tokens_cost.has_value());  // the MLP's row
+
+  const std::string text = report.to_text();
+  EXPECT_NE(text.find("\nPer million generated tokens (checkpoint runs, from the measured decode rate):\n"
+                      "  line 2: $4.6012 (exactly 47375000000000000000/102961313230365711 cents), decode "
+                      "228.80291828970158 tokens/s measured on NVIDIA H200 (LlamaForCausalLM, bfloat16, batch 4, "
+                      "context 4096, 16 new tokens), package $272.88 for 72 GPU-hours; prices: illustrative: "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("written as its shortest decimal text"), std::string::npos) << text;
+  // The MLP's row has a cost per result only.
+  EXPECT_EQ(text.find("line 3: $", text.find("Per million generated tokens")), std::string::npos) << text;
+
+  const std::string json = report.to_json();
+  ASSERT_EQ(schema_violation(json, "results-report.schema.json"), "") << json;
+  rapidjson::Document doc;
+  doc.Parse(json.c_str());
+  const auto& tokens = doc["rows"][0]["generated_tokens_cost"];
+  EXPECT_STREQ(tokens["measured_gpu"].GetString(), "NVIDIA H200");
+  EXPECT_STREQ(tokens["decode_tokens_per_second"].GetString(), "228.80291828970158");
+  EXPECT_EQ(tokens["gpu_hours"].GetInt64(), 72);
+  EXPECT_EQ(tokens["batch"].GetInt64(), 4);
+  EXPECT_STREQ(tokens["numerator_cents"].GetString(), "47375000000000000000");
+  EXPECT_STREQ(tokens["denominator"].GetString(), "102961313230365711");
+  EXPECT_TRUE(tokens["exact_usd"].IsNull());
+  EXPECT_STREQ(tokens["display_usd"].GetString(), "4.6012");
+  EXPECT_FALSE(doc["rows"][1].HasMember("generated_tokens_cost"));  // MLP rows as before
+  // The CSV keeps its columns.
+  EXPECT_EQ(report.to_csv().find("generated"), std::string::npos);
+}
+
+// The price per GPU-hour does not depend on the lots: 2 lots of h200 7 days is 120976 cents
+// for 2 × 7 × 24 = 336 GPU-hours, and 120976 × 10^20 / (336 × 3600 × 22880291828970158)
+// = 945125000000000000000/2162187577837679931 cents, $4.3712.
+TEST_F(CheckpointResultsTest, GpuHoursCountEveryGpuOfEveryLot) {
+  ResultsTable::add_result(table(), checkpoint_request("7", "2"), catalog_);
+  const ResultsReport report = report_results(ResultsTable::load(table(), catalog_), PackageCalculator(catalog_));
+  const auto& cost = report.rows[0].generated_tokens_cost;
+  ASSERT_TRUE(cost.has_value());
+  EXPECT_EQ(cost->gpu_hours, 336);
+  EXPECT_EQ(cost->numerator_cents.str(), "945125000000000000000");
+  EXPECT_EQ(cost->denominator.str(), "2162187577837679931");
+  EXPECT_EQ(cost->display_usd, "4.3712");
+}
+
+// A rate whose shortest text is in exponent form is read digit for digit: a hand-edited copy of
+// the real file (a rate no GPU gave), to exercise the conversion only.
+TEST_F(CheckpointResultsTest, ARateInExponentFormIsTakenExactly) {
+  const struct {
+    const char* written;  // in the file
+    const char* decimal;
+    const char* numerator;
+    const char* denominator;
+  } cases[] = {
+      // 379 × 10^6 / (3600 × 0.000025) = 37900000000/9 cents
+      {"2.5e-05", "0.000025", "37900000000", "9"},
+      // 379 × 10^6 / (3600 × 1.25 × 10^18) = 379/4500000000000000 cents (the reader takes no
+      // number beyond the 64-bit integer range)
+      {"1.25e+18", "1250000000000000000", "379", "4500000000000000"},
+  };
+  for (const auto& c : cases) {
+    std::string text = read_file(kCheckpointRun);
+    const std::string measured = "\"decode_tokens_per_second\": 228.80291828970159";  // as written
+    const std::size_t at = text.find(measured);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, measured.size(), std::string("\"decode_tokens_per_second\": ") + c.written);
+    write_file(checkpoint_measurement(), text);
+    ::unlink(table().c_str());
+    ResultsTable::add_result(table(), checkpoint_request(), catalog_);
+    const ResultsReport report = report_results(ResultsTable::load(table(), catalog_), PackageCalculator(catalog_));
+    const auto& cost = report.rows[0].generated_tokens_cost;
+    ASSERT_TRUE(cost.has_value()) << c.decimal;
+    EXPECT_EQ(cost->decode_tokens_per_second.str(), c.decimal);
+    EXPECT_EQ(cost->numerator_cents.str(), c.numerator);
+    EXPECT_EQ(cost->denominator.str(), c.denominator);
+    EXPECT_EQ(schema_violation(report.to_json(), "results-report.schema.json"), "") << c.decimal;
+  }
 }
 
 }  // namespace

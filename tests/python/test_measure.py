@@ -7,6 +7,7 @@ that open the test double happen in a fresh interpreter: one plugin per process.
 """
 
 import json
+import pathlib
 import pickle
 import sys
 
@@ -317,3 +318,86 @@ def test_sweep_finds_the_largest_batch_under_the_budget(tmp_path, fake_backend, 
     with pytest.raises(iteragpu.UsageError) as raised:
         iteragpu.sweep("depth", backend_path=fake_backend, progress=False)
     assert raised.value.field == "vary"
+
+
+# --- a real checkpoint (measure(model=...)) ---------------------------------------------------
+
+H200_CHECKPOINT_MEASUREMENT = (pathlib.Path(__file__).resolve().parents[1] / "data" / "checkpoint-measurements"
+                               / "llama-8b-bfloat16-h200.json")
+
+
+def write_tiny_llama(folder):
+    """config.json and model.safetensors of a 2-layer Llama (zeros), as tests/support writes them."""
+    import struct
+    folder.mkdir()
+    hidden, heads, kv_heads, intermediate, vocab, layers = 64, 4, 2, 128, 256, 2
+    head_dim = hidden // heads
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": hidden,
+              "intermediate_size": intermediate, "num_hidden_layers": layers, "num_attention_heads": heads,
+              "num_key_value_heads": kv_heads, "vocab_size": vocab, "torch_dtype": "bfloat16",
+              "tie_word_embeddings": False}
+    (folder / "config.json").write_text(json.dumps(config))
+    shapes = {"model.embed_tokens.weight": [vocab, hidden], "model.norm.weight": [hidden],
+              "lm_head.weight": [vocab, hidden]}
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        shapes.update({p + "self_attn.q_proj.weight": [heads * head_dim, hidden],
+                       p + "self_attn.k_proj.weight": [kv_heads * head_dim, hidden],
+                       p + "self_attn.v_proj.weight": [kv_heads * head_dim, hidden],
+                       p + "self_attn.o_proj.weight": [hidden, heads * head_dim],
+                       p + "mlp.gate_proj.weight": [intermediate, hidden],
+                       p + "mlp.up_proj.weight": [intermediate, hidden],
+                       p + "mlp.down_proj.weight": [hidden, intermediate],
+                       p + "input_layernorm.weight": [hidden], p + "post_attention_layernorm.weight": [hidden]})
+    header, offset = {}, 0
+    for name, shape in shapes.items():
+        size = 2
+        for dimension in shape:
+            size *= dimension
+        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header).encode()
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + bytes(offset))
+
+
+def test_checkpoint_measured_through_the_test_double(tmp_path, fake_backend):
+    model = tmp_path / "tiny-llama"
+    write_tiny_llama(model)
+    output = tmp_path / "m.json"
+    measurement = iteragpu.measure(model=model, new_tokens=2, output=output, backend_path=fake_backend,
+                                   progress=False)
+    rows = [(row.phase, row.sequence, row.repeat, row.step) for row in measurement.phases]
+    assert rows[:3] == [("weights_load", "", 0, None), ("inputs", "", 0, None), ("prefill", "cold", 0, 0)]
+    assert rows[-1] == ("decode", "warm", 2, 2)
+    assert len(rows) == 2 + 4 * 3
+    assert measurement.configuration.dtype == "bfloat16"  # the checkpoint's
+    assert measurement.checkpoint.architecture.layers == 2
+    assert measurement.decoder_run.first_sequence_tokens == [1, 2, 3]
+    assert measurement.prediction is None
+    assert measurement.to_dict() == json.loads(output.read_text())
+    html = measurement._repr_html_()
+    assert "LlamaForCausalLM (2 layers" in html and "warm #2 decode 2" in html
+
+
+def test_checkpoint_keywords_are_checked(tmp_path):
+    with pytest.raises(iteragpu.UsageError) as raised:
+        iteragpu.measure(model=tmp_path, width=8, progress=False)
+    assert raised.value.field == "width"
+    with pytest.raises(iteragpu.UsageError) as raised:
+        iteragpu.measure(new_tokens=4, progress=False)
+    assert raised.value.field == "new_tokens"
+
+
+def test_an_h200_checkpoint_measurement_reads_without_its_folder():
+    measurement = iteragpu.read_measurement(H200_CHECKPOINT_MEASUREMENT)
+    assert measurement.checkpoint.architecture.architecture == "LlamaForCausalLM"
+    assert measurement.checkpoint.parameter_count == 8030261248
+    run = measurement.decoder_run
+    assert run.attention_backend == "prefill cudnn_attention, decode cudnn_attention"
+    assert run.device_used_bytes == 21815427072
+    html = measurement._repr_html_()
+    for text in ("32 layers", "decode: 228.8 tokens/s", "not predicted yet", "cold prefill"):
+        assert text in html, text
+    assert "Linear(" not in html
+    figure = measurement.plot()
+    assert len(figure.axes) >= 2

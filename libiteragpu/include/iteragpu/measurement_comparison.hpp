@@ -3,6 +3,10 @@
 // environment fields that differ, each phase's peaks, the warm forwards' times with their
 // spread, and each figure's ratio to the first measurement's, with one finding per
 // measurement that says what differs from the first and what follows from it.
+// Measurements of one workload only: synthetic-MLP measurements with each other (model rows
+// from the MLP's sizes, phases model_load ... warm_forward), or checkpoint measurements with
+// each other (model rows from the recorded checkpoint, phases weights_load, inputs, the
+// largest prefill and decode peaks, and the run's rates).
 
 #include <cstdint>
 #include <optional>
@@ -21,6 +25,7 @@ struct ComparedValue {
     kInteger,   // a size, a count, bytes
     kSeconds,   // a time
     kFraction,  // a coefficient of variation (0.05 = 5 %)
+    kRate,      // tokens per second (a checkpoint's prefill and decode rates)
   };
   Kind kind = Kind::kAbsent;
   std::string text;
@@ -34,7 +39,7 @@ struct ComparedValue {
 struct ComparisonRow {
   std::string name;   // unique in its section: "dtype", "warm_forward.peak_reserved_bytes"
   std::string label;  // for people: "warm_forward peak reserved (largest of the repeats)"
-  std::string unit;   // "bytes", "seconds", "fraction", or "" (text, counts, sizes)
+  std::string unit;   // "bytes", "seconds", "fraction", "tokens_per_second", or "" (text, counts, sizes)
   std::vector<ComparedValue> values;  // one per measurement, in order
   bool same = true;                   // every value is equal
   // value ÷ the first measurement's value, one per measurement, for the figures whose ratio
@@ -59,9 +64,11 @@ struct MeasurementComparison {
   // that differ from the first, and the ratios of the parameter bytes, the largest peaks and
   // the warm median times.
   std::vector<std::string> findings;
+  // Every measurement ran a checkpoint (the decoder workload); false: every one the synthetic MLP.
+  bool checkpoints = false;
 
-  // The comparison of `measurements`, labelled by `sources` (as many). UsageError
-  // ("measurements") for fewer than two or a count mismatch.
+  // The comparison of `measurements`, labelled by `sources` (as many). UsageError for fewer
+  // than two, a count mismatch, or a synthetic-MLP measurement beside a checkpoint one.
   static MeasurementComparison of(const std::vector<std::string>& sources,
                                   const std::vector<Measurement>& measurements);
   // Measurement::read of each path (a DataFileError names the file), then of().

@@ -13,6 +13,18 @@
 
 namespace iteragpu {
 
+// What a checkpoint run's measurement says of its generation speed (the decoder workload).
+struct MeasuredDecodeRate {
+  std::string architecture;  // "LlamaForCausalLM"
+  std::string dtype;         // the run's
+  std::int64_t batch = 0;
+  std::int64_t context = 0;  // prompt positions
+  int new_tokens = 0;
+  // Generated tokens per second on the one GPU measured: the batch over the warm decode
+  // steps' host median, the double the measurement file holds (finite, > 0).
+  double decode_tokens_per_second = 0;
+};
+
 struct ResultRow {
   std::string date;                // YYYY-MM-DD of the run
   std::string measurement_file;    // as written; relative paths are from the table's folder
@@ -33,6 +45,8 @@ struct ResultRow {
   std::string measured_device;  // the runtime's name of the GPU measured ("NVIDIA H200")
   // Empty, or why measured_device is not a device the catalog's `gpu` covers.
   std::string gpu_mismatch;
+  // A checkpoint run with a decode rate (verified measurements only); none for the synthetic MLP.
+  std::optional<MeasuredDecodeRate> decode_rate;
 };
 
 // What a user supplies to add a row; every field is text, validated by add_result().
@@ -86,9 +100,30 @@ class ResultsTable {
 
 enum class ReportSort { kTable, kCost, kDate, kGpu };
 
+// The cost per million generated tokens of a checkpoint run: the package's price per
+// GPU-hour over the tokens one GPU generates in an hour at the measured decode rate,
+//   price per GPU-hour / (decode tokens/s × 3600) × 10^6,
+// an exact fraction of cents. Holds for the measured GPU, batch and context, with the GPU
+// decoding all the hours paid for.
+struct GeneratedTokensCost {
+  std::string measured_gpu;  // the GPU the rate was measured on ("NVIDIA H200")
+  MeasuredDecodeRate rate;
+  // The rate's double as its shortest decimal text (the fewest digits that read back as the
+  // same double), taken as exact: "228.80291828970158".
+  ExactDecimal decode_tokens_per_second;
+  std::int64_t gpu_hours = 0;   // what the package price buys: total GPUs × days × 24
+  ExactDecimal numerator_cents;  // reduced fraction: exact cost per million generated tokens,
+  ExactDecimal denominator;      //   in cents, = numerator_cents / denominator
+  std::optional<ExactDecimal> exact_usd;  // set when the fraction has a finite decimal form
+  std::string display_usd;       // rounded to 4 decimal places, halves away from zero
+  static const char* method();   // how it is computed, the rate turned exact, the rounding
+};
+
 struct ResultCost {
   ResultRow row;
   Quote quote;  // package price; quote.unit_cost is null when nothing was accepted
+  // A checkpoint run with a decode rate, its measurement read (the GPU named); null otherwise.
+  std::optional<GeneratedTokensCost> generated_tokens_cost;
 };
 
 struct ResultsReport {
@@ -101,7 +136,8 @@ struct ResultsReport {
   std::string to_csv() const;
 };
 
-// Cost per accepted result for every row, priced through `calculator`. kCost puts rows
+// Cost per accepted result for every row, priced through `calculator`, and the cost per
+// million generated tokens of every checkpoint run with a decode rate. kCost puts rows
 // without a unit cost last; `descending` reverses the order of the others.
 ResultsReport report_results(const ResultsTable& table, const PackageCalculator& calculator,
                              ReportSort sort = ReportSort::kTable, bool descending = false);

@@ -1,5 +1,6 @@
 // Measurements side by side: one list of rows per section, built once, then rendered as
-// text, Markdown, CSV or JSON from the same rows.
+// text, Markdown, CSV or JSON from the same rows. The synthetic MLP's sections and the
+// checkpoint's (the decoder workload) have the same five names; their rows differ.
 
 #include "iteragpu/measurement_comparison.hpp"
 
@@ -19,8 +20,21 @@ namespace {
 
 constexpr const char* kComparisonSchema = "iteragpu.comparison";
 constexpr int kComparisonSchemaVersion = 1;
-// The phases in protocol order; warm_forward's rows are one figure per measurement.
-constexpr const char* kPhases[] = {"model_load", "inputs", "cold_forward", "warmup", "warm_forward"};
+// A phase of the peaks section: its rows' name, and what its figure is when the phase has
+// several rows.
+struct ComparedPhase {
+  const char* phase;
+  const char* several;  // appended to the label: " (largest of the repeats)", or ""
+};
+// The synthetic MLP's phases in protocol order; warm_forward's rows are one figure per measurement.
+constexpr ComparedPhase kPhases[] = {{"model_load", ""}, {"inputs", ""}, {"cold_forward", ""},
+                                     {"warmup", ""}, {"warm_forward", " (largest of the repeats)"}};
+// A checkpoint's: every sequence (cold, warm-up, warm) has a prefill row and a decode row per
+// new token; each figure is the largest over them.
+constexpr ComparedPhase kCheckpointPhases[] = {{"weights_load", ""},
+                                               {"inputs", ""},
+                                               {"prefill", " (largest of the sequences)"},
+                                               {"decode", " (largest of the steps)"}};
 
 using Kind = ComparedValue::Kind;
 
@@ -52,7 +66,8 @@ double as_double(const ComparedValue& value) {
 }
 
 bool numeric(const ComparedValue& value) {
-  return value.kind == Kind::kInteger || value.kind == Kind::kSeconds || value.kind == Kind::kFraction;
+  return value.kind == Kind::kInteger || value.kind == Kind::kSeconds || value.kind == Kind::kFraction ||
+         value.kind == Kind::kRate;
 }
 
 std::optional<double> ratio_of(const ComparedValue& value, const ComparedValue& first) {
@@ -81,6 +96,20 @@ ComparisonRow make_row(const std::string& name, const std::string& label, const 
 
 const GpuDevice* selected_gpu(const Measurement& measurement) { return measurement.environment.selected_gpu(); }
 
+ComparedValue optional_number(Kind kind, const std::optional<double>& number) {
+  return number ? number_value(kind, *number) : absent();
+}
+
+// A checkpoint measurement's recorded architecture (every measurement of a checkpoint
+// comparison has a checkpoint: of() refuses a mix).
+const DecoderArchitecture& architecture_of(const Measurement& x) { return x.checkpoint->architecture; }
+
+// The run's report figure `member`, absent when the file has no run report.
+template <typename T>
+std::optional<T> run_figure(const Measurement& x, std::optional<T> DecoderRun::*member) {
+  return x.decoder_run ? x.decoder_run.value().*member : std::nullopt;
+}
+
 ComparisonSection configuration_section(const std::vector<Measurement>& m) {
   ComparisonSection section{"configuration", "Configuration", {}};
   auto& rows = section.rows;
@@ -103,6 +132,49 @@ ComparisonSection model_section(const std::vector<Measurement>& m) {
   rows.push_back(make_row("parameter_count", "parameters", "", m, [](const Measurement& x) { return integer_value(x.model.parameter_count); }, Ratios::kToFirst));
   rows.push_back(make_row("parameter_bytes", "parameter bytes", "bytes", m, [](const Measurement& x) { return integer_value(x.model.parameter_bytes); }, Ratios::kToFirst));
   rows.push_back(make_row("input_bytes", "input bytes", "bytes", m, [](const Measurement& x) { return integer_value(x.model.input_bytes); }, Ratios::kToFirst));
+  return section;
+}
+
+// A checkpoint run's configuration: no width or hidden (the checkpoint has its own sizes,
+// in the model section), the folder it was read from and the decode steps instead.
+ComparisonSection checkpoint_configuration_section(const std::vector<Measurement>& m) {
+  ComparisonSection section{"configuration", "Configuration", {}};
+  auto& rows = section.rows;
+  rows.push_back(make_row("device", "device", "", m, [](const Measurement& x) { return text_value(x.configuration.device); }));
+  rows.push_back(make_row("model", "checkpoint folder", "", m, [](const Measurement& x) { return text_value(x.configuration.model); }));
+  rows.push_back(make_row("batch", "batch", "", m, [](const Measurement& x) { return integer_value(x.configuration.batch); }, Ratios::kToFirst));
+  rows.push_back(make_row("context", "context (prompt positions)", "", m, [](const Measurement& x) { return integer_value(x.configuration.context); }, Ratios::kToFirst));
+  rows.push_back(make_row("new_tokens", "new tokens (decode steps)", "", m, [](const Measurement& x) { return integer_value(x.configuration.new_tokens); }, Ratios::kToFirst));
+  rows.push_back(make_row("dtype", "dtype", "", m, [](const Measurement& x) { return text_value(x.configuration.dtype); }));
+  rows.push_back(make_row("warmup", "warm-up sequences", "", m, [](const Measurement& x) { return integer_value(x.configuration.warmup); }));
+  rows.push_back(make_row("repeats", "warm sequences", "", m, [](const Measurement& x) { return integer_value(x.configuration.repeats); }));
+  rows.push_back(make_row("seed", "seed", "", m, [](const Measurement& x) { return integer_value(x.configuration.seed); }));
+  return section;
+}
+
+// What the measurement file recorded of the checkpoint (its folder may not be here).
+ComparisonSection checkpoint_model_section(const std::vector<Measurement>& m) {
+  ComparisonSection section{"model", "Checkpoint", {}};
+  auto& rows = section.rows;
+  const auto size = [&m, &rows](const char* name, const char* label, std::int64_t DecoderArchitecture::*member,
+                                Ratios ratios) {
+    rows.push_back(make_row(name, label, "", m, [member](const Measurement& x) {
+      return integer_value(architecture_of(x).*member);
+    }, ratios));
+  };
+  rows.push_back(make_row("architecture", "architecture", "", m, [](const Measurement& x) { return text_value(architecture_of(x).architecture); }));
+  rows.push_back(make_row("model_type", "model type", "", m, [](const Measurement& x) { return text_value(architecture_of(x).model_type); }));
+  size("layers", "layers", &DecoderArchitecture::layers, Ratios::kToFirst);
+  size("hidden_size", "hidden size", &DecoderArchitecture::hidden_size, Ratios::kToFirst);
+  size("intermediate_size", "MLP intermediate size", &DecoderArchitecture::intermediate_size, Ratios::kToFirst);
+  size("attention_heads", "attention heads", &DecoderArchitecture::attention_heads, Ratios::kNone);
+  size("kv_heads", "key/value heads", &DecoderArchitecture::kv_heads, Ratios::kNone);
+  size("head_dim", "head dimension", &DecoderArchitecture::head_dim, Ratios::kNone);
+  size("vocab_size", "vocabulary", &DecoderArchitecture::vocab_size, Ratios::kNone);
+  rows.push_back(make_row("checkpoint_dtype", "checkpoint dtype", "", m, [](const Measurement& x) { return text_value(architecture_of(x).dtype); }));
+  rows.push_back(make_row("tensors", "tensors", "", m, [](const Measurement& x) { return integer_value(x.checkpoint->tensors); }));
+  rows.push_back(make_row("parameter_count", "parameters", "", m, [](const Measurement& x) { return integer_value(x.checkpoint->parameter_count); }, Ratios::kToFirst));
+  rows.push_back(make_row("parameter_bytes", "parameter bytes", "bytes", m, [](const Measurement& x) { return integer_value(x.checkpoint->parameter_bytes); }, Ratios::kToFirst));
   return section;
 }
 
@@ -162,7 +234,8 @@ ComparedValue largest(const Measurement& measurement, const char* phase, std::ui
   return value;
 }
 
-ComparisonSection peaks_section(const std::vector<Measurement>& m) {
+template <std::size_t N>
+ComparisonSection peaks_section(const std::vector<Measurement>& m, const ComparedPhase (&phases)[N]) {
   ComparisonSection section{"peaks", "Peak bytes per phase", {}};
   const struct {
     const char* name;
@@ -170,12 +243,13 @@ ComparisonSection peaks_section(const std::vector<Measurement>& m) {
     std::uint64_t AllocatorCounters::*counter;
   } counters[] = {{"peak_allocated_bytes", "peak allocated", &AllocatorCounters::peak_allocated_bytes},
                   {"peak_reserved_bytes", "peak reserved", &AllocatorCounters::peak_reserved_bytes}};
-  for (const char* phase : kPhases) {
+  for (const ComparedPhase& compared : phases) {
+    const char* phase = compared.phase;
     const bool anywhere = std::any_of(m.begin(), m.end(), [phase](const Measurement& x) {
       return std::any_of(x.phases.begin(), x.phases.end(), [phase](const PhaseRow& row) { return row.phase == phase; });
     });
     if (!anywhere) continue;  // no measurement ran a warmup
-    const std::string repeats = std::string(phase) == "warm_forward" ? " (largest of the repeats)" : "";
+    const std::string repeats = compared.several;
     for (const auto& counter : counters)
       section.rows.push_back(make_row(std::string(phase) + "." + counter.name,
                                       std::string(phase) + " " + counter.label + repeats, "bytes", m,
@@ -190,10 +264,31 @@ ComparisonSection peaks_section(const std::vector<Measurement>& m) {
   return section;
 }
 
-ComparisonSection times_section(const std::vector<Measurement>& m) {
-  ComparisonSection section{"times", "Warm forward times (spread of the warm repeats)", {}};
+// A checkpoint's peaks, then what is held when the run ends: the allocator's reservation
+// after the last row, and the device memory in use as the driver reports it.
+ComparisonSection checkpoint_peaks_section(const std::vector<Measurement>& m) {
+  ComparisonSection section = peaks_section(m, kCheckpointPhases);
+  section.title = "Memory per phase";
+  section.rows.push_back(make_row("end.reserved_bytes", "reserved at the end (after the last decode step)", "bytes", m,
+                                  [](const Measurement& x) {
+                                    return x.phases.empty() ? absent() : integer_value(x.phases.back().end.reserved_bytes);
+                                  }, Ratios::kToFirst));
+  section.rows.push_back(make_row("device_used_bytes", "device memory in use at the end (driver)", "bytes", m,
+                                  [](const Measurement& x) {
+                                    const auto used = run_figure(x, &DecoderRun::device_used_bytes);
+                                    return used ? integer_value(*used) : absent();
+                                  }, Ratios::kToFirst));
+  return section;
+}
+
+// The spread of the warm repeats (a checkpoint: of its warm decode steps), then, for a
+// checkpoint, the rates its run report derived from the warm medians.
+ComparisonSection times_section(const std::vector<Measurement>& m, bool checkpoints) {
+  ComparisonSection section{"times", checkpoints ? "Warm decode steps and rates (spread of the warm sequences' steps)"
+                                                 : "Warm forward times (spread of the warm repeats)", {}};
   auto& rows = section.rows;
-  rows.push_back(make_row("warm_repeats", "warm repeats", "", m, [](const Measurement& x) { return integer_value(x.timing.warm_repeats); }));
+  rows.push_back(make_row("warm_repeats", checkpoints ? "warm decode steps" : "warm repeats", "", m,
+                          [](const Measurement& x) { return integer_value(x.timing.warm_repeats); }));
   const struct {
     const char* name;
     const char* label;
@@ -204,7 +299,7 @@ ComparisonSection times_section(const std::vector<Measurement>& m) {
       if (!gpu) return &x.timing.host_seconds;
       return x.timing.gpu_event_seconds ? &*x.timing.gpu_event_seconds : nullptr;
     };
-    const std::string name = clock.name, label = clock.label;
+    const std::string name = clock.name, label = std::string(checkpoints ? "decode step " : "") + clock.label;
     rows.push_back(make_row(name + ".median", label + " median", "seconds", m, [&](const Measurement& x) {
       return spread(x) ? number_value(Kind::kSeconds, spread(x)->median) : absent();
     }, Ratios::kToFirst));
@@ -214,6 +309,20 @@ ComparisonSection times_section(const std::vector<Measurement>& m) {
     rows.push_back(make_row(name + ".cv", label + " CV", "fraction", m, [&](const Measurement& x) {
       return spread(x) ? number_value(Kind::kFraction, spread(x)->cv) : absent();
     }));
+  }
+  if (checkpoints) {
+    rows.push_back(make_row("time_to_first_token", "time to first token (warm prefill, host median)", "seconds", m,
+                            [](const Measurement& x) {
+                              return optional_number(Kind::kSeconds, run_figure(x, &DecoderRun::time_to_first_token_seconds));
+                            }, Ratios::kToFirst));
+    rows.push_back(make_row("prefill_tokens_per_second", "prefill (batch × context over the prefill)", "tokens_per_second", m,
+                            [](const Measurement& x) {
+                              return optional_number(Kind::kRate, run_figure(x, &DecoderRun::prefill_tokens_per_second));
+                            }, Ratios::kToFirst));
+    rows.push_back(make_row("decode_tokens_per_second", "decode (batch over a decode step)", "tokens_per_second", m,
+                            [](const Measurement& x) {
+                              return optional_number(Kind::kRate, run_figure(x, &DecoderRun::decode_tokens_per_second));
+                            }, Ratios::kToFirst));
   }
   rows.push_back(make_row("warnings", "timing warnings", "", m, [](const Measurement& x) {
     std::string codes;
@@ -248,7 +357,16 @@ std::string shortest(double number) {
   return std::string(text, result.ptr);
 }
 
-// For people: grouped integers, microseconds, percentages; "-" when absent.
+// "34,739.5": one decimal, the integer part grouped.
+std::string grouped_fixed(double number) {
+  const std::string text = fixed(number, 1);
+  const std::size_t point = text.find('.');
+  const std::string whole = text.substr(0, point);
+  if (whole.find_first_not_of("0123456789") != std::string::npos) return text;  // not a plain number
+  return grouped(std::stoull(whole)) + text.substr(point);
+}
+
+// For people: grouped integers, microseconds, percentages, tokens per second; "-" when absent.
 std::string shown(const ComparedValue& value) {
   switch (value.kind) {
     case Kind::kAbsent: return "-";
@@ -256,6 +374,7 @@ std::string shown(const ComparedValue& value) {
     case Kind::kInteger: return grouped(value.integer);
     case Kind::kSeconds: return fixed(value.number * 1e6, 1) + " µs";
     case Kind::kFraction: return fixed(value.number * 100, 1) + " %";
+    case Kind::kRate: return grouped_fixed(value.number) + " tokens/s";
   }
   return "";
 }
@@ -267,7 +386,8 @@ std::string raw(const ComparedValue& value) {
     case Kind::kText: return value.text;
     case Kind::kInteger: return std::to_string(value.integer);
     case Kind::kSeconds:
-    case Kind::kFraction: return shortest(value.number);
+    case Kind::kFraction:
+    case Kind::kRate: return shortest(value.number);
   }
   return "";
 }
@@ -333,8 +453,16 @@ std::string finding(const MeasurementComparison& c, std::size_t index) {
   add("parameter bytes", ratio("model", "parameter_bytes"));
   add("largest peak allocated", ratio("peaks", "all.peak_allocated_bytes"));
   add("largest peak reserved", ratio("peaks", "all.peak_reserved_bytes"));
-  add("warm host median", ratio("times", "host.median"), spread_note("host"));
-  add("warm GPU event median", ratio("times", "gpu_event.median"), spread_note("gpu_event"));
+  if (c.checkpoints) {
+    add("device memory in use at the end", ratio("peaks", "device_used_bytes"));
+    add("decode tokens/s", ratio("times", "decode_tokens_per_second"));
+    add("time to first token", ratio("times", "time_to_first_token"));
+    add("warm decode step host median", ratio("times", "host.median"), spread_note("host"));
+    add("warm decode step GPU event median", ratio("times", "gpu_event.median"), spread_note("gpu_event"));
+  } else {
+    add("warm host median", ratio("times", "host.median"), spread_note("host"));
+    add("warm GPU event median", ratio("times", "gpu_event.median"), spread_note("gpu_event"));
+  }
   if (!ratios.empty()) text += "; " + joined(ratios);
 
   // Why the peaks do not follow the weights when the dtype changes: from the first forward on
@@ -346,7 +474,7 @@ std::string finding(const MeasurementComparison& c, std::size_t index) {
   };
   const std::optional<double> weights = ratio("model", "parameter_bytes");
   const std::optional<double> peak = ratio("peaks", "all.peak_allocated_bytes");
-  if (first.model.dtype != other.model.dtype && first.prediction && other.prediction &&
+  if (!c.checkpoints && first.model.dtype != other.model.dtype && first.prediction && other.prediction &&
       workspaces(*first.prediction) == workspaces(*other.prediction) &&
       workspaces(*first.prediction).first > 0 && weights && peak && *peak > *weights) {
     const auto [cublas, cublaslt] = workspaces(*first.prediction);
@@ -360,7 +488,24 @@ std::string finding(const MeasurementComparison& c, std::size_t index) {
   return text + ".";
 }
 
-std::vector<std::string> comparison_notes() {
+std::vector<std::string> comparison_notes(bool checkpoints) {
+  if (checkpoints)
+    return {
+        "Ratios are to the first measurement ([1]); ×1.000 is no change.",
+        "Peaks are this process's caching-allocator maxima over each phase on the selected GPU; "
+        "allocated is part of reserved (never add them), and the two peaks are separate maxima "
+        "(never subtract them). prefill shows the largest over every sequence's prefill (cold, "
+        "warm-up and warm), decode the largest over every decode step of every sequence.",
+        "Reserved at the end is the allocator's reservation after the last decode step; device "
+        "memory in use is cudaMemGetInfo's figure at the end of the run: the CUDA context, the "
+        "libraries and the allocator's segments together, and any other process on the card.",
+        "Times are host wall clock (overhead and synchronization included) and GPU event time of "
+        "the warm sequences' decode steps, as medians with their interquartile range (IQR) and "
+        "coefficient of variation (CV); a ratio of medians within the IQR is no evidence of a "
+        "difference. Time to first token is the warm prefills' host median; prefill is batch × "
+        "context over it; decode is batch over the warm decode steps' host median, as each "
+        "measurement's run report computed them.",
+    };
   return {
       "Ratios are to the first measurement ([1]); ×1.000 is no change.",
       "Peaks are this process's caching-allocator maxima over each phase on the selected GPU; "
@@ -427,10 +572,20 @@ std::string render(const MeasurementComparison& c, Style style) {
   for (std::size_t i = 0; i < count; ++i) {
     const Measurement& x = c.measurements[i];
     const GpuDevice* gpu = selected_gpu(x);
-    text += item(tag(i) + " " + printable(c.sources[i]) + ": " + (gpu ? printable(gpu->name) : std::string("unknown GPU")) + ", " +
+    const std::string gpu_name = gpu ? printable(gpu->name) : std::string("unknown GPU");
+    const std::string test_double = x.environment.from_test_double() ? std::string(" — ") + kTestDoubleMark : "";
+    if (c.checkpoints) {
+      const DecoderArchitecture& architecture = architecture_of(x);
+      text += item(tag(i) + " " + printable(c.sources[i]) + ": " + gpu_name + ", " + printable(architecture.architecture) +
+                   " (" + std::to_string(architecture.layers) + " layers, hidden " +
+                   std::to_string(architecture.hidden_size) + "), " + x.configuration.dtype + ", batch " +
+                   std::to_string(x.configuration.batch) + ", context " + std::to_string(x.configuration.context) +
+                   ", " + std::to_string(x.configuration.new_tokens) + " new tokens" + test_double);
+      continue;
+    }
+    text += item(tag(i) + " " + printable(c.sources[i]) + ": " + gpu_name + ", " +
                  x.model.dtype + ", batch " + std::to_string(x.model.batch) + ", context " +
-                 std::to_string(x.model.context) + ", width " + std::to_string(x.model.width) +
-                 (x.environment.from_test_double() ? std::string(" — ") + kTestDoubleMark : ""));
+                 std::to_string(x.model.context) + ", width " + std::to_string(x.model.width) + test_double);
   }
   text += "\n" + heading("Findings");
   for (const std::string& finding : c.findings) text += item(printable(finding));
@@ -458,7 +613,7 @@ std::string render(const MeasurementComparison& c, Style style) {
   }
   text += "\n" + heading("Notes");
   text += item("A ≠ before a figure marks one that is not the same in every measurement.");
-  for (const std::string& note : comparison_notes()) text += item(note);
+  for (const std::string& note : comparison_notes(c.checkpoints)) text += item(note);
   return text;
 }
 
@@ -471,7 +626,8 @@ bool ComparedValue::operator==(const ComparedValue& other) const {
     case Kind::kText: return text == other.text;
     case Kind::kInteger: return integer == other.integer;
     case Kind::kSeconds:
-    case Kind::kFraction: return number == other.number;
+    case Kind::kFraction:
+    case Kind::kRate: return number == other.number;
   }
   return false;
 }
@@ -497,12 +653,36 @@ MeasurementComparison MeasurementComparison::of(const std::vector<std::string>& 
   if (sources.size() != measurements.size())
     throw UsageError("", std::to_string(sources.size()) + " labels for " +
                                          std::to_string(measurements.size()) + " measurements");
+  // A synthetic-MLP measurement beside a checkpoint one is refused rather than shown with
+  // the rows they have in common: those would be the environment, the device, batch, context,
+  // dtype, seed and the largest peaks, and a table of them would read "the same
+  // configuration" with peak and time ratios between an MLP forward and a decoder's prefill
+  // and decode steps, which are different experiments; their model rows and phases have no
+  // counterpart in each other. One line saying which file is which is the clearer answer.
+  const auto checkpoint = std::find_if(measurements.begin(), measurements.end(),
+                                       [](const Measurement& x) { return x.checkpoint.has_value(); });
+  const auto synthetic = std::find_if(measurements.begin(), measurements.end(),
+                                      [](const Measurement& x) { return !x.checkpoint.has_value(); });
+  if (checkpoint != measurements.end() && synthetic != measurements.end())
+    throw UsageError("", "cannot compare a synthetic-MLP measurement with a checkpoint measurement: " +
+                             printable(sources[static_cast<std::size_t>(synthetic - measurements.begin())]) +
+                             " measured the synthetic MLP, " +
+                             printable(sources[static_cast<std::size_t>(checkpoint - measurements.begin())]) +
+                             " a checkpoint (" + printable(checkpoint->checkpoint->architecture.architecture) +
+                             "); their phases and model figures differ, so compare measurements of one workload");
   MeasurementComparison comparison;
   comparison.sources = sources;
   comparison.measurements = measurements;
-  comparison.sections = {configuration_section(measurements), model_section(measurements),
-                         environment_section(measurements), peaks_section(measurements),
-                         times_section(measurements)};
+  comparison.checkpoints = checkpoint != measurements.end();
+  if (comparison.checkpoints) {
+    comparison.sections = {checkpoint_configuration_section(measurements), checkpoint_model_section(measurements),
+                           environment_section(measurements), checkpoint_peaks_section(measurements),
+                           times_section(measurements, true)};
+  } else {
+    comparison.sections = {configuration_section(measurements), model_section(measurements),
+                           environment_section(measurements), peaks_section(measurements, kPhases),
+                           times_section(measurements, false)};
+  }
   for (std::size_t index = 1; index < measurements.size(); ++index)
     comparison.findings.push_back(finding(comparison, index));
   return comparison;
@@ -551,7 +731,17 @@ std::string MeasurementComparison::to_json() const {
     } else {
       json.null();
     }
-    json.key("dtype").value(x.model.dtype).end_object();
+    if (!x.checkpoint) {
+      json.key("dtype").value(x.model.dtype).end_object();
+      continue;
+    }
+    // A checkpoint's run dtype is its configuration's (its synthetic model is unused).
+    json.key("dtype").value(x.configuration.dtype)
+        .key("checkpoint").begin_object()
+        .key("directory").value(x.checkpoint->directory)
+        .key("architecture").value(x.checkpoint->architecture.architecture)
+        .end_object()
+        .end_object();
   }
   json.end_array();
   json.key("findings").value(findings);
@@ -568,7 +758,8 @@ std::string MeasurementComparison::to_json() const {
           case Kind::kText: json.value(value.text); break;
           case Kind::kInteger: json.value(value.integer); break;
           case Kind::kSeconds:
-          case Kind::kFraction: json.value(value.number); break;
+          case Kind::kFraction:
+          case Kind::kRate: json.value(value.number); break;
         }
       }
       json.end_array().key("ratios");
@@ -584,7 +775,7 @@ std::string MeasurementComparison::to_json() const {
     json.end_array().end_object();
   }
   json.end_array();
-  json.key("notes").value(comparison_notes());
+  json.key("notes").value(comparison_notes(checkpoints));
   return json.finish();
 }
 

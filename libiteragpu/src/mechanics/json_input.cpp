@@ -113,9 +113,13 @@ bool zero_beyond_fast_path(const std::string& token) {
 // significand no longer fits RapidJSON 1.1.0's 64-bit fast path and reaches the same
 // full-precision strtod, which normalised a zero there with undefined behaviour (found by the
 // checkpoint header fuzzer on 0.0000000000000184467440737095516159999). iteragpu writes at
-// most 17 significant digits.
+// most 17 significant digits. An integer keeps to RapidJSON's 64-bit integer path up to 20
+// digits (2^64 - 1 has 20); a longer one is read as a double by the same strtod, where
+// 18446744073709551615 followed by a digit from 5 up rounds the significand over to zero
+// (found by the checkpoint config fuzzer on 18446744073709551615551615). iteragpu writes no
+// integer beyond 2^64 - 1.
 bool significand_beyond_fast_path(const std::string& token) {
-  if (token.find_first_of(".eE") == std::string::npos) return false;  // an integer: its own path
+  const bool integer = token.find_first_of(".eE") == std::string::npos;
   std::size_t significant = 0;
   bool leading = true;
   for (char c : token) {
@@ -125,7 +129,7 @@ bool significand_beyond_fast_path(const std::string& token) {
     leading = false;
     ++significant;
   }
-  return significant > 19;
+  return significant > (integer ? 20 : 19);
 }
 
 // Offset of the first number token that is longer than `limit` characters or a zero or a

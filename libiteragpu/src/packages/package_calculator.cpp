@@ -25,33 +25,13 @@ constexpr int kDisplayPlaces = 4;       // dollars to 1/100 of a cent
 // total_cents / accepted as a reduced fraction, its exact dollars when the decimal
 // expansion ends, and a rounded display figure.
 UnitCost unit_cost(const BigInt& total_cents, long long accepted) {
-  const BigInt common = boost::multiprecision::gcd(total_cents, accepted);
-  const BigInt numerator = total_cents / common;
-  const BigInt denominator = accepted / common;
-
+  const CentsFraction fraction = cents_fraction(total_cents, accepted, kDisplayPlaces);
   UnitCost cost;
   cost.accepted_results = accepted;
-  cost.numerator_cents = exact::to_exact(numerator);
-  cost.denominator = exact::to_exact(denominator);
-
-  // A reduced fraction has a finite decimal form exactly when its denominator is 2^a × 5^b;
-  // then numerator / denominator = numerator × (10^k / denominator) / 10^k, k = max(a, b).
-  BigInt rest = denominator;
-  unsigned twos = 0, fives = 0;
-  while (rest % 2 == 0) rest /= 2, ++twos;
-  while (rest % 5 == 0) rest /= 5, ++fives;
-  if (rest == 1) {
-    const unsigned places = std::max(twos, fives);
-    const BigInt scaled = numerator * boost::multiprecision::pow(BigInt(10), places) / denominator;
-    cost.exact_usd = exact::to_exact(Decimal{scaled, places + 2});  // cents → dollars
-  }
-
-  // Dollars × 10^4 = cents × 100; rounded to the nearest integer, halves away from zero
-  // (every value here is positive, so away from zero is up).
-  const BigInt scaled = numerator * 100;
-  BigInt units = scaled / denominator;
-  if ((scaled % denominator) * 2 >= denominator) ++units;
-  cost.display_usd = exact::rounded(Decimal{units, kDisplayPlaces}, kDisplayPlaces);
+  cost.numerator_cents = exact::to_exact(fraction.numerator_cents);
+  cost.denominator = exact::to_exact(fraction.denominator);
+  cost.exact_usd = fraction.exact_usd;
+  cost.display_usd = fraction.display_usd;
   return cost;
 }
 

@@ -1,6 +1,8 @@
-// Cost per accepted result across the raw-results table, priced through PackageCalculator.
+// Cost per accepted result across the raw-results table, priced through PackageCalculator,
+// and the cost per million generated tokens of the checkpoint runs.
 
 #include <algorithm>
+#include <charconv>
 #include <sstream>
 
 #include "mechanics/exact_arithmetic.hpp"
@@ -28,7 +30,76 @@ std::string exact_cost_text(const UnitCost& cost) {
                         : cost.numerator_cents.str() + "/" + cost.denominator.str() + " cents";
 }
 
+constexpr int kTokenCostPlaces = 4;  // dollars to 1/100 of a cent, as the cost per result
+
+// A double as the exact decimal its shortest text writes: std::to_chars without a precision
+// gives the fewest significant digits that read back as the same double ("228.80291828970158"
+// for the double nearest it). Asked in scientific form so that the digits and the exponent
+// come apart whatever the magnitude; the value is finite and positive.
+Decimal exact_shortest_decimal(double value) {
+  char text[64];
+  const auto result = std::to_chars(text, text + sizeof text, value, std::chars_format::scientific);
+  const std::string scientific(text, result.ptr);  // "2.2880291828970158e+02"
+  const std::size_t e = scientific.find('e');
+  std::string digits;
+  int fraction_digits = 0;
+  bool after_point = false;
+  for (std::size_t i = 0; i < e; ++i) {
+    if (scientific[i] == '.') {
+      after_point = true;
+      continue;
+    }
+    digits += scientific[i];
+    if (after_point) ++fraction_digits;
+  }
+  const int scale = fraction_digits - std::stoi(scientific.substr(e + 1));
+  const BigInt mantissa = exact::from_digits(digits);
+  if (scale < 0) return exact::normalized(Decimal{mantissa * boost::multiprecision::pow(BigInt(10), -scale), 0});
+  return exact::normalized(Decimal{mantissa, static_cast<unsigned>(scale)});
+}
+
+// The package price per GPU-hour over the tokens one GPU generates in an hour at the measured
+// rate, per million tokens; none without a decode rate or without the GPU it was measured on.
+std::optional<GeneratedTokensCost> generated_tokens_cost(const ResultRow& row, const Quote& quote) {
+  if (!row.decode_rate || row.measured_device.empty()) return std::nullopt;
+  GeneratedTokensCost cost;
+  cost.measured_gpu = row.measured_device;
+  cost.rate = *row.decode_rate;
+  const Decimal rate = exact_shortest_decimal(row.decode_rate->decode_tokens_per_second);  // mantissa / 10^scale
+  cost.decode_tokens_per_second = exact::to_exact(rate);
+  cost.gpu_hours = quote.total_gpus * quote.entry.days * 24;
+  // cents = total_cents / gpu_hours / (rate × 3600) × 10^6
+  //       = total_cents × 10^(6 + scale) / (gpu_hours × 3600 × mantissa)
+  const BigInt total_cents = BigInt(quote.lots) * quote.entry.lot_price_cents;
+  const CentsFraction fraction =
+      cents_fraction(total_cents * boost::multiprecision::pow(BigInt(10), 6 + rate.scale),
+                     BigInt(cost.gpu_hours) * 3600 * rate.mantissa, kTokenCostPlaces);
+  cost.numerator_cents = exact::to_exact(fraction.numerator_cents);
+  cost.denominator = exact::to_exact(fraction.denominator);
+  cost.exact_usd = fraction.exact_usd;
+  cost.display_usd = fraction.display_usd;
+  return cost;
+}
+
+// "LlamaForCausalLM, bfloat16, batch 4, context 4096, 16 new tokens"
+std::string decode_run_text(const MeasuredDecodeRate& rate) {
+  return printable(rate.architecture) + ", " + rate.dtype + ", batch " + std::to_string(rate.batch) +
+         ", context " + std::to_string(rate.context) + ", " + std::to_string(rate.new_tokens) + " new tokens";
+}
+
 }  // namespace
+
+const char* GeneratedTokensCost::method() {
+  return "The cost per million generated tokens is the package price per GPU-hour (the package "
+         "price over its GPUs x days x 24 hours) / (decode tokens/s x 3600) x 10^6, for checkpoint "
+         "runs only. The decode rate is the measurement's double (the batch over the warm decode "
+         "steps' host median, on the one GPU measured) written as its shortest decimal text, the "
+         "fewest digits that read back as the same double, and taken as exact; the exact value is "
+         "the reduced fraction numerator_cents/denominator in cents (exact_usd when it has a "
+         "finite decimal form), displayed in US dollars rounded to 4 decimal places, halves away "
+         "from zero. It holds for the GPU, batch and context measured, with the GPU generating "
+         "for every hour paid for.";
+}
 
 ReportSort parse_report_sort(const std::string& text) {
   if (text == "table") return ReportSort::kTable;
@@ -47,7 +118,8 @@ ResultsReport report_results(const ResultsTable& table, const PackageCalculator&
     QuoteRequest request{row.gpu, std::to_string(row.days), std::to_string(row.lots), std::nullopt};
     // Nothing accepted: there is no cost per result (null), never a division by zero.
     if (row.units_accepted_distinct > 0) request.accepted_results = std::to_string(row.units_accepted_distinct);
-    report.rows.push_back({row, calculator.quote(request)});
+    const Quote quote = calculator.quote(request);
+    report.rows.push_back({row, quote, generated_tokens_cost(row, quote)});
   }
   const auto before = [sort](const ResultCost& a, const ResultCost& b) {
     switch (sort) {
@@ -101,6 +173,25 @@ std::string ResultsReport::to_json() const {
     json.key("price_source").value(r.quote.entry.source);
     json.key("unit_cost");
     write_unit_cost(json, r.quote.unit_cost);
+    // Only for a checkpoint run with a decode rate, so the rows of synthetic-MLP runs are
+    // written as before.
+    if (const auto& cost = r.generated_tokens_cost) {
+      json.key("generated_tokens_cost").begin_object();
+      json.key("measured_gpu").value(cost->measured_gpu);
+      json.key("architecture").value(cost->rate.architecture);
+      json.key("dtype").value(cost->rate.dtype);
+      json.key("batch").value(cost->rate.batch);
+      json.key("context").value(cost->rate.context);
+      json.key("new_tokens").value(cost->rate.new_tokens);
+      json.key("decode_tokens_per_second").value(cost->decode_tokens_per_second);
+      json.key("gpu_hours").value(cost->gpu_hours);
+      json.key("numerator_cents").value(cost->numerator_cents);
+      json.key("denominator").value(cost->denominator);
+      json.key("exact_usd").value(cost->exact_usd);
+      json.key("display_usd").value(cost->display_usd);
+      json.key("method").value(GeneratedTokensCost::method());
+      json.end_object();
+    }
     json.end_object();
   }
   json.end_array();
@@ -152,6 +243,24 @@ std::string ResultsReport::to_text() const {
           << (r.quote.unit_cost ? exact_cost_text(*r.quote.unit_cost)
                                 : std::string("none (no accepted unit, so no cost per result)"))
           << "\n";
+    // A checkpoint run's generated tokens, priced from its decode rate, each line naming the
+    // GPU measured and the catalog's label of its prices.
+    bool tokens_said = false;
+    for (const ResultCost& r : rows) {
+      const auto& cost = r.generated_tokens_cost;
+      if (!cost) continue;
+      if (!tokens_said) out << "\nPer million generated tokens (checkpoint runs, from the measured decode rate):\n";
+      tokens_said = true;
+      out << "  line " << r.row.line << ": $" << ExactDecimal::parse(cost->display_usd).grouped(kTokenCostPlaces)
+          << " (exactly "
+          << (cost->exact_usd ? "$" + cost->exact_usd->str()
+                              : cost->numerator_cents.str() + "/" + cost->denominator.str() + " cents")
+          << "), decode " << cost->decode_tokens_per_second.str() << " tokens/s measured on "
+          << printable(cost->measured_gpu) << (r.row.gpu_mismatch.empty() ? "" : " (not the package's GPU)")
+          << " (" << decode_run_text(cost->rate) << "), package $" << r.quote.total_usd.grouped(2) << " for "
+          << cost->gpu_hours << " GPU-hours; prices: " << printable(r.quote.entry.source) << "\n";
+    }
+    if (tokens_said) out << GeneratedTokensCost::method() << "\n";
     // A row recorded with gpu-mismatch-ok prices a package whose GPU was not the one measured.
     bool mismatch_said = false;
     for (const ResultCost& r : rows) {

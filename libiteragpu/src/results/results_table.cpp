@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -81,6 +82,7 @@ struct MeasurementEvidence {
   std::string backend;  // the backend's identity; empty in files from before it was recorded
   bool scripted = false;  // made by a backend other than LibTorch: not a run on a GPU
   std::string device;   // the name of the GPU measured, as the runtime gave it
+  std::optional<MeasuredDecodeRate> decode_rate;  // a checkpoint run with a decode rate
 };
 
 // Reads a file that must be an iteragpu measurement, through the one reader of measurement
@@ -98,6 +100,20 @@ MeasurementEvidence read_measurement(const std::string& path) {
   if (environment.stack) evidence.backend = environment.stack->backend_identity;
   evidence.scripted = environment.from_other_than_libtorch();
   if (const GpuDevice* gpu = environment.selected_gpu()) evidence.device = gpu->name;
+  // A checkpoint run's decode rate prices its generated tokens (results report). A rate that
+  // is not a positive number (none measured) gives no such price.
+  const std::optional<double> rate =
+      measurement.decoder_run ? measurement.decoder_run->decode_tokens_per_second : std::nullopt;
+  if (measurement.checkpoint && rate && std::isfinite(*rate) && *rate > 0) {
+    MeasuredDecodeRate decode;
+    decode.architecture = measurement.checkpoint->architecture.architecture;
+    decode.dtype = measurement.configuration.dtype;
+    decode.batch = measurement.configuration.batch;
+    decode.context = measurement.configuration.context;
+    decode.new_tokens = measurement.configuration.new_tokens;
+    decode.decode_tokens_per_second = *rate;
+    evidence.decode_rate = decode;
+  }
   return evidence;
 }
 
@@ -264,6 +280,7 @@ std::vector<ResultRow> parse_rows(const CsvTable& table, const Catalog& catalog,
       if (!test_double.empty())
         throw data_file_error(table.path, record.line, "measurement_file: " + file + " " + test_double);
       row.measured_device = evidence.device;
+      row.decode_rate = evidence.decode_rate;
       row.gpu_mismatch = mismatch_text(catalog.find(row.gpu, row.days), evidence.device);
     }
     rows.push_back(std::move(row));
@@ -322,6 +339,7 @@ ResultRow ResultsTable::add_result(const std::string& path, const ResultRowReque
   if (!test_double.empty())
     throw UsageError("measurement", quoted_for_message(request.measurement_file) + " " + test_double);
   row.measured_device = evidence.device;
+  row.decode_rate = evidence.decode_rate;
   row.gpu_mismatch = mismatch_text(catalog.find(row.gpu, row.days), evidence.device);
   if (!row.gpu_mismatch.empty() && !request.gpu_mismatch_ok)
     throw UsageError("gpu", quoted_for_message(request.measurement_file) + " was " + row.gpu_mismatch +

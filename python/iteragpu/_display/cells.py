@@ -48,7 +48,11 @@ def bytes_cell(count):
 
 
 def row_label(row):
-    """A phase row's name: "warm_forward #2" for a repeat."""
+    """A phase row's name: "warm_forward #2" for a repeat; a checkpoint's "warm #2 decode 3"."""
+    sequence = getattr(row, "sequence", "")  # measured rows of a checkpoint only
+    if sequence:
+        step = f" {row.step}" if row.step else ""
+        return f"{sequence}{f' #{row.repeat}' if row.repeat else ''} {row.phase}{step}"
     return f"{row.phase} #{row.repeat}" if row.repeat else row.phase
 
 

@@ -13,6 +13,8 @@ def _compared_cell(value, unit):
         return f"{value * 1e6:,.1f} µs"
     if unit == "fraction":
         return f"{value * 100:.1f} %"
+    if unit == "tokens_per_second":
+        return f"{value:,.1f} tokens/s"
     if isinstance(value, int):
         return f"{value:,}"
     return escape(value)

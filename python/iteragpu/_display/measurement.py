@@ -16,13 +16,16 @@ def measurement_html(measurement):
         gpu_name = f" ({escape(names[0])})" if names else ""
     if measurement.environment.from_test_double:
         gpu_name += f" <strong>{escape(_TEST_DOUBLE_MARK)}</strong>"
-    summary = (
-        f"<p>{escape(config.device)}{gpu_name}: Linear({model.width}&rarr;{model.hidden}) &rarr; GELU "
-        f"&rarr; Linear({model.hidden}&rarr;{model.width}), input [{model.batch}, {model.context}, "
-        f"{model.width}] {escape(model.dtype)}; {model.parameter_count:,} parameters "
-        f"({bytes_cell(model.parameter_bytes)} bytes); warmup {config.warmup}, "
-        f"repeats {config.repeats}.</p>"
-    )
+    if measurement.checkpoint is not None:
+        summary = _checkpoint_summary(measurement, gpu_name)
+    else:
+        summary = (
+            f"<p>{escape(config.device)}{gpu_name}: Linear({model.width}&rarr;{model.hidden}) &rarr; GELU "
+            f"&rarr; Linear({model.hidden}&rarr;{model.width}), input [{model.batch}, {model.context}, "
+            f"{model.width}] {escape(model.dtype)}; {model.parameter_count:,} parameters "
+            f"({bytes_cell(model.parameter_bytes)} bytes); warmup {config.warmup}, "
+            f"repeats {config.repeats}.</p>"
+        )
     rows = [
         [
             escape(row_label(row)),
@@ -43,7 +46,39 @@ def measurement_html(measurement):
     if config.output:
         notes.append(f"Saved to {config.output}.")
     return html_section("Measurement", summary + html_table(header, rows) + _timing_section(measurement.timing)
-                        + _prediction_comparison(measurement), notes)
+                        + _decoder_run_section(measurement.decoder_run) + _prediction_comparison(measurement), notes)
+
+
+def _checkpoint_summary(measurement, gpu_name):
+    """The checkpoint run: its architecture, input and sequences."""
+    config, record = measurement.configuration, measurement.checkpoint
+    a = record.architecture
+    return (
+        f"<p>{escape(config.device)}{gpu_name}: {escape(a.architecture)} ({a.layers} layers, hidden "
+        f"{a.hidden_size:,}, {a.attention_heads} query / {a.kv_heads} KV heads of {a.head_dim}, MLP "
+        f"{a.intermediate_size:,}, vocabulary {a.vocab_size:,}) from {escape(record.directory)}, "
+        f"{escape(config.dtype)}; {record.parameter_count:,} parameters ({bytes_cell(record.parameter_bytes)} "
+        f"bytes in the files); token ids [{config.batch}, {config.context}], {config.new_tokens} decode steps "
+        f"per sequence; warm-up sequences {config.warmup}, warm sequences {config.repeats}.</p>"
+    )
+
+
+def _decoder_run_section(run):
+    """Rates from the warm sequences, and what the card held besides the allocator's counters."""
+    if run is None:
+        return ""
+    items = [f"attention (SDPA backend chosen): {escape(run.attention_backend)}"]
+    if run.time_to_first_token_seconds is not None:
+        items.append(f"time to first token (warm prefill, host median): {run.time_to_first_token_seconds:.6f} s")
+    if run.prefill_tokens_per_second is not None:
+        items.append(f"prefill: {run.prefill_tokens_per_second:,.1f} tokens/s")
+    if run.decode_tokens_per_second is not None:
+        items.append(f"decode: {run.decode_tokens_per_second:,.1f} tokens/s")
+    if run.device_used_bytes is not None:
+        items.append(f"device memory in use at the end (cudaMemGetInfo, CUDA context and libraries included, "
+                     f"not the allocator's counter): {bytes_cell(run.device_used_bytes)} bytes")
+    items.append("first sequence's tokens (batch row 0): " + " ".join(str(t) for t in run.first_sequence_tokens))
+    return "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
 
 
 def _timing_section(timing):
@@ -74,6 +109,8 @@ _COUNTERS = (  # (label, which counters, attribute), in the order misses are lis
 
 def _prediction_comparison(measurement):
     """The prediction beside the measured rows: how many counters it got, and each miss."""
+    if measurement.prediction is None and measurement.checkpoint is not None:
+        return "<p>Prediction: none (the allocator counters of a checkpoint are not predicted yet).</p>"
     if measurement.prediction is None:
         return "<p>Prediction: none (the allocator rules describe CUDA builds only).</p>"
     target = measurement.prediction.target
@@ -134,13 +171,18 @@ def plot_measurement(measurement):
     time_axes.set_ylabel("time (ms)")
     time_axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     time_axes.grid(axis="y", alpha=0.3)
-    time_axes.set_xticks(list(positions))
-    time_axes.set_xticklabels(labels, rotation=30, ha="right")
+    # A checkpoint has a row per decode step: label the loads and each sequence's prefill only.
+    shown = [i for i, row in enumerate(rows) if not getattr(row, "sequence", "") or row.phase == "prefill"] \
+        if measurement.checkpoint is not None else list(positions)
+    time_axes.set_xticks([positions[i] for i in shown])
+    time_axes.set_xticklabels([labels[i] for i in shown], rotation=30, ha="right")
     _plot_warm_spread(spread_axes, measurement)
     config = measurement.configuration
+    shape = (f"{measurement.checkpoint.architecture.architecture}, batch {config.batch}, context {config.context}, "
+             f"{config.new_tokens} new tokens" if measurement.checkpoint is not None else
+             f"batch {config.batch}, context {config.context}, width {config.width}")
     figure.suptitle(
-        f"{config.device}: batch {config.batch}, context {config.context}, width {config.width}, "
-        f"{config.dtype} (this process's allocator only)"
+        f"{config.device}: {shape}, {config.dtype} (this process's allocator only)"
         + (f"\n{_TEST_DOUBLE_MARK}" if measurement.environment.from_test_double else "")
     )
     return figure
@@ -148,9 +190,11 @@ def plot_measurement(measurement):
 
 def _plot_warm_spread(axes, measurement):
     """Each warm repeat's host and GPU event time, the medians and the min-max range."""
-    warm = [row for row in measurement.phases if row.phase == "warm_forward"]
+    # The synthetic MLP's warm forwards; a checkpoint's warm decode steps, numbered in order.
+    warm = [row for row in measurement.phases
+            if row.phase == "warm_forward" or (getattr(row, "sequence", "") == "warm" and row.phase == "decode")]
     timing = measurement.timing
-    repeats = [row.repeat for row in warm]
+    repeats = [row.repeat for row in warm] if measurement.checkpoint is None else list(range(1, len(warm) + 1))
     series = [("host", [row.host_seconds for row in warm], timing.host_seconds, "tab:blue")]
     if timing.gpu_event_seconds is not None:
         series.append(("GPU events", [row.gpu_event_seconds for row in warm], timing.gpu_event_seconds,
@@ -161,7 +205,7 @@ def _plot_warm_spread(axes, measurement):
                         f"CV {spread.cv * 100:.1f} %")
         axes.axhline(spread.median * 1e6, color=color, linestyle="--", linewidth=0.8)
         axes.axhspan(spread.min * 1e6, spread.max * 1e6, color=color, alpha=0.08)
-    axes.set_xlabel("warm repeat")
+    axes.set_xlabel("warm repeat" if measurement.checkpoint is None else "warm decode step")
     axes.set_ylabel("time (µs)")
     axes.grid(alpha=0.3)
     axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
