@@ -56,6 +56,10 @@ SHAPES = {
                      rope_parameters={"rope_type": "default", "rope_theta": 500000.0}),
 }
 
+# Two layers of the Llama-3.2-1B shape, for the kernel-by-kernel check: Nsight Compute
+# serializes and times every kernel, and a 16-layer run took over 5 minutes under it.
+SHAPES["llama-2-layers"] = dict(SHAPES["llama-1b"], num_hidden_layers=2)
+
 COUNTERS = ("allocated_baseline", "allocated_end", "reserved_baseline", "reserved_end",
             "peak_allocated", "peak_reserved")
 
