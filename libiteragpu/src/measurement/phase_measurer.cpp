@@ -3,7 +3,6 @@
 
 #include "iteragpu/phase_measurer.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <memory>
 
@@ -60,15 +59,11 @@ std::optional<MemoryPrediction> predict_for(const MeasureConfiguration& request,
   return MemoryPredictor::predict(request, PredictionTarget::from_environment(environment));
 }
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
 // The checkpoint run's report (tokens, logits, attention backend, device memory in use) and
-// its rates from the warm sequences' median host times.
-DecoderRun decoder_run_of(Backend& backend, const MeasureConfiguration& request, const std::vector<PhaseRow>& rows) {
+// its rates from the warm sequences' median host times (the warm decode steps' are the
+// measurement's timing summary).
+DecoderRun decoder_run_of(Backend& backend, const MeasureConfiguration& request, const std::vector<PhaseRow>& rows,
+                          const TimingSummary& warm_decode_steps) {
   RunReport report;
   const BackendStatus status = backend.run_report(report);
   if (!status.ok()) throw MeasurementFailed("the backend gave no report of the checkpoint run: " + status.message);
@@ -77,18 +72,17 @@ DecoderRun decoder_run_of(Backend& backend, const MeasureConfiguration& request,
   run.first_sequence_tokens = report.first_sequence_tokens;
   run.last_logits_sha256 = sha256_hex(report.last_logits_bytes);
   run.device_used_bytes = report.device_used_bytes;
-  std::vector<double> prefill, decode;
+  std::vector<double> prefill;
   for (const PhaseRow& row : rows)
-    if (row.sequence == "warm") (row.phase == "prefill" ? prefill : decode).push_back(row.host_seconds);
+    if (row.sequence == "warm" && row.phase == "prefill") prefill.push_back(row.host_seconds);
   if (!prefill.empty()) {
-    const double seconds = median_of(prefill);
+    const double seconds = SpreadStatistics::of(prefill).median;
     run.time_to_first_token_seconds = seconds;
     if (seconds > 0) run.prefill_tokens_per_second = static_cast<double>(request.batch * request.context) / seconds;
   }
-  if (!decode.empty()) {
-    const double seconds = median_of(decode);
-    if (seconds > 0) run.decode_tokens_per_second = static_cast<double>(request.batch) / seconds;
-  }
+  const double decode_step = warm_decode_steps.host_seconds.median;
+  if (warm_decode_steps.warm_repeats > 0 && decode_step > 0)
+    run.decode_tokens_per_second = static_cast<double>(request.batch) / decode_step;
   return run;
 }
 
@@ -120,7 +114,8 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
     throw_if_interrupted(("after phase " + measurement.phases.back().phase).c_str());
   });
   measurement.timing = summarize_warm_repeats(measurement.phases);
-  if (!request.model.empty()) measurement.decoder_run = decoder_run_of(*backend, request, measurement.phases);
+  if (!request.model.empty())
+    measurement.decoder_run = decoder_run_of(*backend, request, measurement.phases, measurement.timing);
   return measurement;
 }
 

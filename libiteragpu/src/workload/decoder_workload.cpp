@@ -12,17 +12,12 @@
 
 #include "iteragpu/decoder_checkpoint.hpp"
 #include "iteragpu/error.hpp"
+#include "workload/configuration_bounds.hpp"
 
 namespace iteragpu {
 namespace {
 
 constexpr std::int64_t kMaxTokenIds = std::int64_t{1} << 31;  // batch × (context + new tokens)
-
-int dtype_bytes(const std::string& dtype) {
-  if (dtype == "float32") return 4;
-  if (dtype == "float16" || dtype == "bfloat16") return 2;
-  throw UsageError("dtype", "'" + dtype + "' is not a supported dtype; expected float32, float16 or bfloat16");
-}
 
 class DecoderWorkload final : public Workload {
  public:
@@ -35,19 +30,14 @@ class DecoderWorkload final : public Workload {
         context_(configuration.context),
         new_tokens_(configuration.new_tokens),
         dtype_(configuration.dtype.empty() ? checkpoint_.architecture.dtype : configuration.dtype) {
-    dtype_bytes(dtype_);
-    if (configuration.warmup < 0 || configuration.warmup > kMaxForwardCount)
-      throw UsageError("warmup", std::to_string(configuration.warmup) + " is out of range; expected an integer from 0 to " +
-                                     std::to_string(kMaxForwardCount));
-    if (configuration.repeats < 1 || configuration.repeats > kMaxForwardCount)
-      throw UsageError("repeats", std::to_string(configuration.repeats) + " is out of range; expected an integer from 1 to " +
-                                      std::to_string(kMaxForwardCount));
-    if (new_tokens_ < 1 || new_tokens_ > kMaxForwardCount)
-      throw UsageError("new-tokens", std::to_string(new_tokens_) + " is out of range; expected an integer from 1 to " +
-                                         std::to_string(kMaxForwardCount));
+    dtype_bytes_of(dtype_);
+    check_dimension(batch_, "batch", 1);
+    check_dimension(context_, "context", 1);
+    check_count(configuration.warmup, "warmup", 0);
+    check_count(configuration.repeats, "repeats", 1);
+    check_count(new_tokens_, "new-tokens", 1);
     const std::int64_t positions = context_ + new_tokens_;
-    if (batch_ < 1 || context_ < 1 || batch_ > kMaxModelDimension || context_ > kMaxModelDimension ||
-        batch_ * positions > kMaxTokenIds)
+    if (batch_ * positions > kMaxTokenIds)
       throw UsageError("", "batch " + std::to_string(batch_) + " x (context " + std::to_string(context_) +
                                " + new tokens " + std::to_string(new_tokens_) + ") is beyond this bounded measurement");
     const std::int64_t window = checkpoint_.architecture.sliding_window;

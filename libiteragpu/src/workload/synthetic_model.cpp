@@ -21,37 +21,14 @@
 #include <vector>
 
 #include "iteragpu/error.hpp"
+#include "workload/configuration_bounds.hpp"
 #include "workload/decoder_workload.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
 namespace {
 
-constexpr std::int64_t kMaxDimension = kMaxModelDimension;
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;   // per tensor
-constexpr int kMaxForwards = kMaxForwardCount;                 // warmup, repeats
-
-struct DtypeSize {
-  const char* name;
-  int bytes;
-};
-constexpr DtypeSize kDtypes[] = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}};
-
-void check_dimension(std::int64_t value, const char* field, std::int64_t minimum) {
-  if (value < minimum)
-    throw UsageError(field, std::to_string(value) + " is too small; expected an integer from " +
-                                std::to_string(minimum) + " to " + std::to_string(kMaxDimension));
-  if (value > kMaxDimension)
-    throw UsageError(field, std::to_string(value) + " is too large; expected an integer from " +
-                                std::to_string(minimum) + " to " + std::to_string(kMaxDimension) +
-                                " (this is a bounded measurement)");
-}
-
-void check_count(int value, const char* field, int minimum) {
-  if (value < minimum || value > kMaxForwards)
-    throw UsageError(field, std::to_string(value) + " is out of range; expected an integer from " +
-                                std::to_string(minimum) + " to " + std::to_string(kMaxForwards));
-}
 
 // a × b × c elements, refused beyond kMaxElements (which also rules out overflow).
 std::int64_t bounded_elements(std::int64_t a, std::int64_t b, std::int64_t c, const char* what) {
@@ -217,19 +194,15 @@ SyntheticModel SyntheticModel::from(const MeasureConfiguration& request) {
   if (request.hidden != 0) check_dimension(request.hidden, "hidden", 1);
   check_count(request.warmup, "warmup", 0);
   check_count(request.repeats, "repeats", 1);
-  for (const auto& dtype : kDtypes)
-    if (request.dtype == dtype.name) model.dtype_bytes = dtype.bytes;
-  if (model.dtype_bytes == 0)
-    throw UsageError("dtype", "'" + request.dtype + "' is not a supported dtype; expected float32, "
-                              "float16 or bfloat16");
+  model.dtype_bytes = dtype_bytes_of(request.dtype);
   model.dtype = request.dtype;
   model.batch = request.batch;
   model.context = request.context;
   model.width = request.width;
   model.hidden = request.hidden != 0 ? request.hidden : 4 * request.width;
-  if (model.hidden > kMaxDimension)
+  if (model.hidden > kMaxModelDimension)
     throw UsageError("width", std::to_string(request.width) + " gives a default hidden size 4 × width "
-                              "above " + std::to_string(kMaxDimension) + "; give the hidden size or reduce the width");
+                              "above " + std::to_string(kMaxModelDimension) + "; give the hidden size or reduce the width");
   // Linear(width→hidden) weight and bias, Linear(hidden→width) weight and bias.
   const std::int64_t weights = bounded_elements(2, model.width, model.hidden, "model's weights");
   model.parameter_count = weights + model.hidden + model.width;
