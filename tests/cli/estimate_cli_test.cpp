@@ -79,6 +79,26 @@ TEST(EstimateCli, ErrorsNameTheOptionAndTheAcceptedForm) {
   EXPECT_NE(p.err.find("7B"), std::string::npos) << p.err;
 }
 
+// Boost's option errors hold "%name%" placeholders; a token holding one is quoted as given
+// (it once made Boost's substitution loop without end: found by the command-line fuzzer).
+TEST(EstimateCli, OptionErrorsQuotePlaceholderTextAsGiven) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"-=%canonical_option%"}, "unrecognised option '-=%canonical_option%'"},
+      {{"--%value%"}, "unrecognised option '--%value%'"},
+      {{"-h%original_token%"}, "unrecognised option '-h%original_token%'"},
+      {{"--help=%prefix%"}, "option '--help' does not take any arguments"},
+      {{"--bits=%canonical_option%", "--bits=8"}, "option '--bits' cannot be specified more than once"},
+      {{"--bits"}, "the required argument for option '--bits' is missing"},
+  };
+  for (const auto& [args, message] : cases) {
+    std::vector<std::string> argv{"estimate"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const ProcessResult r = run_cli(argv);
+    EXPECT_EQ(r.exit_code, 2) << args.front();
+    EXPECT_EQ(r.err, "iteragpu estimate: error: " + message + " (see iteragpu estimate --help)\n");
+  }
+}
+
 TEST(Cli, HelpVersionAndUnknownCommands) {
   EXPECT_EQ(run_cli({"estimate", "--help"}).exit_code, 0);
   EXPECT_NE(run_cli({"estimate", "--help"}).out.find("--reserve-gib"), std::string::npos);
