@@ -5,7 +5,6 @@
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "iteragpu/error.hpp"
-#include "iteragpu/printable_text.hpp"
 #include "iteragpu/results_table.hpp"
 
 namespace iteragpu::cli {
@@ -74,12 +73,8 @@ int run_add(const std::vector<std::string>& args) {
   request.date = option_text(v, "date");
   request.notes = option_text(v, "notes");
   request.gpu_mismatch_ok = v.count("gpu-mismatch-ok") > 0;
-  const ResultRow row = ResultsTable::add_result(table, request, load_catalog(v));
-  print_report_after_commit("added to " + printable(table) + ": " + printable(row.date) + ", " + printable(row.gpu) + " " +
-               std::to_string(row.days) + " days x " + std::to_string(row.lots) + ", " +
-               std::to_string(row.units_accepted_distinct) + "/" +
-               std::to_string(row.units_attempted) + " accepted, measurement " +
-               printable(row.measurement_file) + " (sha256 " + row.measurement_sha256 + ")",
+  const ResultAdded added{table, ResultsTable::add_result(table, request, load_catalog(v))};
+  print_report_after_commit(parsed.format == OutputFormat::kJson ? added.to_json() : added.to_text(),
                             "the row was added to " + table);
   return 0;
 }
@@ -93,16 +88,11 @@ int run_check(const std::vector<std::string>& args) {
     return 0;
   }
   const std::string table = required(parsed.values, "table", "the results CSV file");
-  const ResultsTable loaded = ResultsTable::load(table, load_catalog(parsed.values), true);
-  std::string report = printable(table) + ": valid, " + std::to_string(loaded.rows().size()) + " row" +
-                       (loaded.rows().size() == 1 ? "" : "s") +
-                       ", every measurement file present, unchanged and from a GPU\n";
-  const std::vector<std::string> mismatches = loaded.gpu_mismatches();
-  if (!mismatches.empty()) {
-    report += "Not measured on the package's GPU (added with --gpu-mismatch-ok):\n";
-    for (const std::string& line : mismatches) report += "  " + printable(line) + "\n";
-  }
-  print_report(report);
+  const ResultsCheck check = check_results_table(table, load_catalog(parsed.values));
+  // JSON: the document lists the problem too; the error line and exit 2 are the same.
+  if (parsed.format == OutputFormat::kJson) print_report(check.to_json());
+  if (!check.ok()) throw DataFileError(check.problems.front().message);
+  if (parsed.format != OutputFormat::kJson) print_report(check.to_text());
   return 0;
 }
 

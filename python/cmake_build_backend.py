@@ -7,12 +7,30 @@ into a staging folder and zips that into a wheel. The plugin is built against th
 of that interpreter's PyTorch when it has one (visible with --no-build-isolation), else
 against a system LibTorch (Debian's libtorch-dev) when CMake finds one, else not at all.
 
+CMAKE_PREFIX_PATH is merged, never replaced: the torch prefix of the interpreter comes first,
+then every -DCMAKE_PREFIX_PATH of CMAKE_ARGS and of cmake-args in order, as one ';'-joined
+list (CMAKE_ARGS=-DCMAKE_PREFIX_PATH=<deps prefix> adds the dependencies' prefix and keeps
+the PyTorch one). -DTorch_DIR=... still names another LibTorch explicitly.
+
+Where the interpreter's PyTorch is a CUDA or ROCm build, the wheel must hold a plugin built
+with that GPU runtime: when configure did not make one (no plugin, or one against a CPU-only
+LibTorch), the build fails with the reason, unless a CPU-only wheel is asked for explicitly
+(allow-cpu-only=true, or ITERAGPU_ALLOW_CPU_ONLY_WHEEL=1). What was chosen is printed (pip
+shows it with -v) and compiled into the package: iteragpu.build_description(), the
+iteragpu_build of iteragpu.environment() and `iteragpu environment` name the LibTorch the
+plugin was built against ("LibTorch backend plugin built against LibTorch 2.5.1 (CUDA
+12.4)") or say it was not built.
+
 config_settings (pip --config-settings KEY=VALUE):
-  build-dir   a CMake build folder to keep between builds (default: a temporary one)
-  cmake-args  extra CMake arguments, separated by spaces (the CMAKE_ARGS environment
-              variable is read too)
+  build-dir       a CMake build folder to keep between builds (default: a temporary one)
+  cmake-args      extra CMake arguments, separated by spaces (the CMAKE_ARGS environment
+                  variable is read too, first)
+  allow-cpu-only  true: build the wheel even where the interpreter's PyTorch has CUDA or
+                  ROCm and the plugin could not be built with it (environment variable:
+                  ITERAGPU_ALLOW_CPU_ONLY_WHEEL=1)
 """
 
+import ast
 import base64
 import hashlib
 import importlib.util
@@ -69,10 +87,78 @@ def _torch_cmake_prefix():
     return prefix if os.path.isdir(os.path.join(prefix, "Torch")) else None
 
 
-def _cmake_arguments(config_settings):
+def _torch_description():
+    """Version, CUDA and HIP of this interpreter's PyTorch, read from torch/version.py
+    without importing torch (a plain file of assignments); None without PyTorch."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
+    found = {"version": None, "cuda": None, "hip": None}
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return found
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        value = getattr(node, "value", None)
+        for target in targets:
+            name = getattr(target, "id", None)
+            name = "version" if name == "__version__" else name
+            if name in found and isinstance(value, ast.Constant) and isinstance(value.value, (str, type(None))):
+                found[name] = value.value
+    return found
+
+
+def _setting_text(config_settings, key):
+    """A --config-settings value; given more than once, pip passes a list: joined by spaces."""
+    value = (config_settings or {}).get(key, "")
+    return " ".join(value) if isinstance(value, (list, tuple)) else str(value)
+
+
+def _true(text):
+    return str(text).strip().lower() in ("1", "true", "yes", "on")
+
+
+def _allow_cpu_only(config_settings, environ=None):
+    environ = os.environ if environ is None else environ
+    return _true(_setting_text(config_settings, "allow-cpu-only")) or _true(environ.get("ITERAGPU_ALLOW_CPU_ONLY_WHEEL", ""))
+
+
+_PREFIX_PATH = re.compile(r"^-DCMAKE_PREFIX_PATH(?::[A-Za-z]+)?=(.*)$", re.S)
+
+
+def _merge_prefix_paths(arguments, first=None):
+    """The arguments with every CMAKE_PREFIX_PATH definition (-DCMAKE_PREFIX_PATH=a;b,
+    -DCMAKE_PREFIX_PATH:PATH=a, -D CMAKE_PREFIX_PATH=a) taken out and put back as one, at the
+    end: `first` (the torch prefix), then each given list in order, duplicates dropped."""
+    rest, prefixes = [], [first] if first else []
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        if argument == "-D" and index + 1 < len(arguments) and _PREFIX_PATH.match("-D" + arguments[index + 1]):
+            argument = "-D" + arguments[index + 1]
+            index += 1
+        match = _PREFIX_PATH.match(argument)
+        if match:
+            prefixes += [p for p in match.group(1).split(";") if p]
+        else:
+            rest.append(argument)
+        index += 1
+    merged = []
+    for prefix in prefixes:
+        if prefix not in merged:
+            merged.append(prefix)
+    return rest + (["-DCMAKE_PREFIX_PATH=" + ";".join(merged)] if merged else [])
+
+
+def _cmake_arguments(config_settings, environ=None, torch_prefix=None, executable=None):
+    environ = os.environ if environ is None else environ
+    executable = executable or sys.executable
     args = [
         "-DCMAKE_BUILD_TYPE=Release",
-        "-DPython_EXECUTABLE=" + sys.executable,
+        "-DPython_EXECUTABLE=" + executable,
         "-DITERAGPU_BUILD_PYTHON=ON",
         "-DITERAGPU_BUILD_CLI=OFF",
         "-DITERAGPU_BUILD_TESTS=OFF",
@@ -82,17 +168,47 @@ def _cmake_arguments(config_settings):
     ]
     if shutil.which("ninja"):
         args += ["-G", "Ninja"]
-    torch_prefix = _torch_cmake_prefix()
     if torch_prefix:
-        print("iteragpu: LibTorch plugin built against the PyTorch of %s (%s)" % (sys.executable, torch_prefix))
-        args.append("-DCMAKE_PREFIX_PATH=" + torch_prefix)
+        print("iteragpu: LibTorch plugin built against the PyTorch of %s (%s)" % (executable, torch_prefix))
     else:
         print(
             "iteragpu: %s has no PyTorch here (with pip, --no-build-isolation shows the "
-            "environment's); the plugin uses a system LibTorch if CMake finds one" % sys.executable
+            "environment's); the plugin uses a system LibTorch if CMake finds one" % executable
         )
-    extra = os.environ.get("CMAKE_ARGS", "") + " " + (config_settings or {}).get("cmake-args", "")
-    return args + shlex.split(extra)
+    extra = environ.get("CMAKE_ARGS", "") + " " + _setting_text(config_settings, "cmake-args")
+    return _merge_prefix_paths(args + shlex.split(extra), torch_prefix)
+
+
+def _configured_plugin(build_dir):
+    """The LibTorch the configured plugin is built against ("LibTorch 2.5.1 (CUDA 12.4)"), ""
+    when no plugin is built, from the CMake cache."""
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt"), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("ITERAGPU_TORCH_BACKEND_DESCRIPTION:"):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _plugin_refusal(torch, plugin, allow_cpu_only):
+    """Why the wheel must not be built, or None. torch: _torch_description() of the
+    interpreter; plugin: _configured_plugin(). A CUDA or ROCm PyTorch asks for a plugin built
+    with that runtime; a CPU-only wheel there is a silent loss of the GPU, so only an explicit
+    allow_cpu_only accepts it."""
+    if not torch or not (torch.get("cuda") or torch.get("hip")) or allow_cpu_only:
+        return None
+    runtime = "CUDA %s" % torch["cuda"] if torch.get("cuda") else "ROCm %s" % torch["hip"]
+    if plugin and ("(CUDA" in plugin or "(ROCm" in plugin):
+        return None
+    found = ("it was configured against %s instead" % plugin) if plugin else "CMake did not build it (Torch not found or ITERAGPU_WITH_TORCH=OFF)"
+    return (
+        "the interpreter's PyTorch %s has %s, but the wheel would hold no LibTorch plugin with a GPU "
+        "runtime: %s; see the CMake output above (Torch_DIR, CMAKE_PREFIX_PATH), or build a CPU-only "
+        "wheel with --config-settings allow-cpu-only=true or ITERAGPU_ALLOW_CPU_ONLY_WHEEL=1"
+        % (torch.get("version") or "", runtime, found)
+    )
 
 
 def _run(command):
@@ -107,7 +223,13 @@ def _build_into(staging, config_settings):
         temporary = tempfile.mkdtemp(prefix="iteragpu-build-")
         build_dir = temporary
     try:
-        _run(["cmake", "-S", _ROOT, "-B", build_dir] + _cmake_arguments(config_settings))
+        _run(["cmake", "-S", _ROOT, "-B", build_dir]
+             + _cmake_arguments(config_settings, torch_prefix=_torch_cmake_prefix()))
+        plugin = _configured_plugin(build_dir)
+        print("iteragpu: LibTorch backend plugin: %s" % ("built against " + plugin if plugin else "not built"), flush=True)
+        refusal = _plugin_refusal(_torch_description(), plugin, _allow_cpu_only(config_settings))
+        if refusal:
+            sys.exit("iteragpu: cannot build the wheel: " + refusal)
         _run(["cmake", "--build", build_dir, "--parallel", str(os.cpu_count() or 1)])
         _run(["cmake", "--install", build_dir, "--component", "python", "--prefix", staging])
     finally:

@@ -238,6 +238,8 @@ class StackReport:
     hip_build_version: Optional[str]
     cudnn_version: Optional[str]
     gpu_runtime_available: bool
+    @property
+    def no_gpu_reason(self) -> Optional[str]: ...  # the CLI's reason, None when GPUs are visible
     gpus: List[GpuDevice]
     selected_free_bytes: Optional[int]
     selected_total_bytes: Optional[int]
@@ -386,6 +388,7 @@ class TimingSummary:
     host_seconds: SpreadStatistics
     gpu_event_seconds: Optional[SpreadStatistics]
     warnings: List[TimingWarning]
+    def _repr_html_(self) -> str: ...
 
 class DecoderArchitecture:
     architecture: str

@@ -49,6 +49,14 @@ void register_stack_types(py::module_& m) {
                     "HIP version of a ROCm build, or None.")
       .def_readonly("cudnn_version", &StackReport::cudnn_version, "cuDNN version, or None.")
       .def_readonly("gpu_runtime_available", &StackReport::gpu_runtime_available)
+      .def_property_readonly(
+          "no_gpu_reason",
+          [](const StackReport& s) -> std::optional<std::string> {
+            if (s.gpu_runtime_available && !s.gpus.empty()) return std::nullopt;
+            return no_gpu_reason(s);
+          },
+          "Why no GPU can be measured, in the words of the CLI's environment report (a CPU-only "
+          "LibTorch, or a runtime that sees no device), or None when GPUs are visible.")
       .def_readonly("gpus", &StackReport::gpus, "Visible GPUs (list of GpuDevice).")
       .def_readonly("selected_free_bytes", &StackReport::selected_free_bytes,
                     "Free memory of the selected device as the runtime reports it, or None.")

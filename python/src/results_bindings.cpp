@@ -52,7 +52,7 @@ void register_rows(py::module_& m) {
       .def_readonly("observed_value", &ResultRow::observed_value, "The value observed in this run.")
       .def_readonly("notes", &ResultRow::notes, "Free notes.")
       .def_readonly("line", &ResultRow::line,
-                    "Line in the table file (0 for a row returned by add_result).")
+                    "Line in the table file (for a row returned by add_result: the line it was written at).")
       .def_readonly("measured_device", &ResultRow::measured_device,
                     "The GPU the measurement ran on, as the runtime named it ('' when the "
                     "measurement was not read).")

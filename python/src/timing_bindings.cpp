@@ -3,6 +3,8 @@
 
 #include <pybind11/stl.h>
 
+#include <cstdio>
+
 #include "bindings.hpp"
 #include "iteragpu/timing_statistics.hpp"
 
@@ -62,9 +64,25 @@ void register_timing(py::module_& m) {
       .def_readonly("warnings", &TimingSummary::warnings, "TimingWarning list.")
       .def("__repr__",
            [](const TimingSummary& s) {
-             return "TimingSummary(warm_repeats=" + std::to_string(s.warm_repeats) + ", warnings=" +
-                    std::to_string(s.warnings.size()) + ")";
+             // One line a reader can use: each clock's median and CV, and the warnings' codes.
+             const auto clock = [](const char* name, const SpreadStatistics& spread) {
+               char text[160];
+               std::snprintf(text, sizeof text, ", %s median %.1f µs, CV %.1f %%", name, spread.median * 1e6,
+                             spread.cv * 100);
+               return std::string(text);
+             };
+             std::string text = "TimingSummary(warm_repeats=" + std::to_string(s.warm_repeats) +
+                                clock("host", s.host_seconds);
+             if (s.gpu_event_seconds) text += clock("GPU event", *s.gpu_event_seconds);
+             text += ", warnings: ";
+             if (s.warnings.empty()) text += "none";
+             for (std::size_t i = 0; i < s.warnings.size(); ++i)
+               text += (i ? ", " : "") + s.warnings[i].code + " (" + s.warnings[i].clock + ")";
+             return text + ")";
            })
+      .def(
+          "_repr_html_", [](py::object self) { return call_display("timing_html", self); },
+          "HTML shown by Jupyter: the spread of each clock and the warnings.")
       .def(py::pickle(
           [](const TimingSummary& s) {
             return py::make_tuple(s.warm_repeats, s.host_seconds, s.gpu_event_seconds, s.warnings);

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <set>
@@ -116,6 +117,87 @@ TEST_F(ResultsCli, ACheckpointRunGetsACostPerMillionGeneratedTokens) {
   EXPECT_STREQ(doc["rows"][0]["generated_tokens_cost"]["display_usd"].GetString(), "4.6012");
   EXPECT_STREQ(doc["rows"][0]["generated_tokens_cost"]["measured_gpu"].GetString(), "NVIDIA H200");
   EXPECT_FALSE(doc["rows"][1].HasMember("generated_tokens_cost"));
+}
+
+// --format json: add describes the row added, check the table's validity; a problem found
+// is in the document too, with the same error line and exit status as the text.
+TEST_F(ResultsCli, AddAndCheckPrintJsonWhenAsked) {
+  ASSERT_EQ(run_cli(add_args("first")).exit_code, 0);
+  std::vector<std::string> args = add_args("second, json", "0");
+  args.insert(args.end(), {"--format", "json"});
+  const ProcessResult add = run_cli(args);
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_EQ(add.err, "");
+  EXPECT_EQ(schema_violation(add.out, "results-add.schema.json"), "") << add.out;
+  rapidjson::Document added;
+  added.Parse(add.out.c_str());
+  ASSERT_TRUE(added.IsObject()) << add.out;
+  EXPECT_STREQ(added["schema"].GetString(), "iteragpu.results-add");
+  EXPECT_EQ(added["table_path"].GetString(), table());
+  EXPECT_EQ(added["line"].GetInt(), 3);
+  const auto& row = added["row"];
+  EXPECT_STREQ(row["date"].GetString(), "2026-12-01");
+  EXPECT_STREQ(row["measurement_file"].GetString(), "m.json");  // relative to the table's folder
+  EXPECT_EQ(row["measurement_sha256"].GetStringLength(), 64u);
+  EXPECT_STREQ(row["gpu"].GetString(), "b200");
+  EXPECT_EQ(row["days"].GetInt(), 7);
+  EXPECT_EQ(row["lots"].GetInt(), 2);
+  EXPECT_EQ(row["units_attempted"].GetInt(), 10);
+  EXPECT_EQ(row["units_accepted_distinct"].GetInt(), 0);
+  EXPECT_STREQ(row["acceptance_threshold"].GetString(), ">= 0.8");
+  EXPECT_STREQ(row["notes"].GetString(), "second, json");
+  EXPECT_STREQ(added["measured_gpu"].GetString(), "NVIDIA H200");
+  EXPECT_STREQ(added["gpu_mismatch"].GetString(),
+               "measured on NVIDIA H200, which b200 does not cover (NVIDIA B200)");
+  EXPECT_EQ(row_count(), 2u);
+
+  const ProcessResult check = run_cli({"results", "check", "--table", table(), "--format", "json"});
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_EQ(schema_violation(check.out, "results-check.schema.json"), "") << check.out;
+  rapidjson::Document valid;
+  valid.Parse(check.out.c_str());
+  ASSERT_TRUE(valid.IsObject()) << check.out;
+  EXPECT_TRUE(valid["ok"].GetBool());
+  EXPECT_EQ(valid["row_count"].GetInt(), 2);
+  EXPECT_EQ(valid["problems"].Size(), 0u);
+  ASSERT_EQ(valid["gpu_mismatches"].Size(), 2u);
+  EXPECT_EQ(valid["gpu_mismatches"][1]["line"].GetInt(), 3);
+  EXPECT_STREQ(valid["gpu_mismatches"][1]["measured_gpu"].GetString(), "NVIDIA H200");
+
+  // The measurement changed since: exit 2 and one error line, as in text; the problem listed.
+  write_file(dir_.file("m.json"), read_file(dir_.file("m.json")) + "\n");
+  const ProcessResult text = run_cli({"results", "check", "--table", table()});
+  const ProcessResult json = run_cli({"results", "check", "--table", table(), "--format", "json"});
+  EXPECT_EQ(text.exit_code, 2);
+  EXPECT_EQ(text.out, "");
+  EXPECT_EQ(json.exit_code, 2);
+  EXPECT_EQ(json.err, text.err);
+  EXPECT_EQ(std::count(json.err.begin(), json.err.end(), '\n'), 1) << json.err;
+  EXPECT_EQ(schema_violation(json.out, "results-check.schema.json"), "") << json.out;
+  rapidjson::Document broken;
+  broken.Parse(json.out.c_str());
+  ASSERT_TRUE(broken.IsObject()) << json.out;
+  EXPECT_FALSE(broken["ok"].GetBool());
+  EXPECT_TRUE(broken["row_count"].IsNull());
+  ASSERT_EQ(broken["problems"].Size(), 1u);
+  const auto& problem = broken["problems"][0];
+  EXPECT_EQ(problem["file"].GetString(), table());
+  EXPECT_EQ(problem["line"].GetInt(), 2);
+  EXPECT_EQ(std::string(problem["reason"].GetString()).rfind("measurement_sha256: ", 0), 0u);
+  EXPECT_EQ(json.err, "iteragpu results: error: " + std::string(problem["message"].GetString()) + "\n");
+  EXPECT_EQ(std::string(problem["message"].GetString()),
+            table() + ":2: " + problem["reason"].GetString());
+  EXPECT_EQ(broken["gpu_mismatches"].Size(), 0u);
+
+  // A table that is not there: the file as a whole.
+  const ProcessResult missing = run_cli({"results", "check", "--table", dir_.file("nowhere.csv"), "--format", "json"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(schema_violation(missing.out, "results-check.schema.json"), "") << missing.out;
+  rapidjson::Document absent;
+  absent.Parse(missing.out.c_str());
+  ASSERT_TRUE(absent.IsObject()) << missing.out;
+  EXPECT_EQ(absent["problems"][0]["file"].GetString(), dir_.file("nowhere.csv"));
+  EXPECT_TRUE(absent["problems"][0]["line"].IsNull());
 }
 
 TEST_F(ResultsCli, AnotherGpuIsRefusedWithoutGpuMismatchOk) {

@@ -10,7 +10,9 @@ that no code change caused. Everything else stays byte for byte.
    release, the OS name (PRETTY_NAME of /etc/os-release), the C library and the architecture,
    each replaced where its exact value appears (<KERNEL>, <OS>, <LIBC>, <ARCH>); and in
    iteragpu's build description "g++ 12.2.0, Release, LibTorch backend plugin built" the
-   compiler and the build type (<COMPILER>, <BUILD-TYPE>), not whether the plugin was built.
+   compiler and the build type (<COMPILER>, <BUILD-TYPE>), not whether the plugin was built;
+   the LibTorch it was built against (" against LibTorch 2.1.2 (CPU only)", CUDA on a GPU
+   machine) is removed.
 3. Host wall-clock times, measured anew by every run. Only the host clock: the test double's
    GPU event time is a constant (250 us) and is kept, as are every byte count and every count
    of repeats. Masked:
@@ -245,6 +247,8 @@ def mask_common(text, substitutions):
         text = text.replace(value, mask)
     text = re.sub(r"\b(g\+\+|clang) [^,\"\n]*, [A-Za-z]*, LibTorch backend plugin",
                   "<COMPILER>, <BUILD-TYPE>, LibTorch backend plugin", text)
+    text = re.sub(r"(LibTorch backend plugin built) against LibTorch [^,\"\n()]*\([^()\"\n]*\)",
+                  r"\1", text)
     return text
 
 

@@ -2,7 +2,10 @@
 # will use. With a python3 that lacks pytest first on PATH (a bare virtual environment, as a
 # pyenv or conda one often is), plain configure takes /usr/bin/python3 and says so, or, where
 # that one lacks pytest too, fails naming the interpreter; given that python3 with
-# -DPython_EXECUTABLE, configure fails naming it and how to choose another.
+# -DPython_EXECUTABLE, configure fails naming it and how to choose another. Only what is
+# built is checked: without the tests (ITERAGPU_BUILD_TESTS=OFF, as scripts/setup-and-run and
+# the pip build backend configure) that same bare interpreter, which has nothing but the
+# standard library, is accepted and the module is built for it.
 # Variables: SOURCE_DIR, WORK_DIR.
 file(REMOVE_RECURSE "${WORK_DIR}")
 execute_process(COMMAND /usr/bin/python3 -m venv --without-pip "${WORK_DIR}/bare" RESULT_VARIABLE status)
@@ -38,5 +41,17 @@ string(REGEX REPLACE "[ \n]+" " " given_line "${given_out}")
 if(given_status EQUAL 0 OR NOT given_line MATCHES "bare/bin/python3.*cannot import pytest.*-DPython_EXECUTABLE=")
   message(FATAL_ERROR "configure did not refuse the given interpreter without pytest:\n${given_out}")
 endif()
-message(STATUS "plain configure:\n${plain_out}\ngiven interpreter:\n${given_out}")
+
+# The main job's configuration: no tests, so no test module is asked of the interpreter.
+string(REPLACE "-DITERAGPU_BUILD_TESTS=ON" "-DITERAGPU_BUILD_TESTS=OFF" main_job "${light}")
+execute_process(COMMAND ${path_first} "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${WORK_DIR}/main-job" ${main_job}
+                        "-DPython_EXECUTABLE=${bare}"
+                RESULT_VARIABLE main_status OUTPUT_VARIABLE main_out ERROR_VARIABLE main_out)
+string(REGEX REPLACE "[ \n]+" " " main_line "${main_out}")
+file(STRINGS "${WORK_DIR}/main-job/CMakeCache.txt" main_chosen REGEX "^Python_EXECUTABLE:")
+if(NOT main_status EQUAL 0 OR main_line MATCHES "cannot import"
+   OR NOT main_chosen MATCHES "=${bare}$" OR NOT main_line MATCHES "Python module for .*bare/bin/python3")
+  message(FATAL_ERROR "configure without the tests refused, or replaced, the bare interpreter (${main_chosen}):\n${main_out}")
+endif()
+message(STATUS "plain configure:\n${plain_out}\ngiven interpreter:\n${given_out}\nwithout the tests:\n${main_out}")
 file(REMOVE_RECURSE "${WORK_DIR}")

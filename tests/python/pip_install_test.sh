@@ -33,6 +33,8 @@ assert str(e.weights.gib) == "13.03851604461669921875", e.weights.gib
 q = iteragpu.quote("b200", days=7, lots=2, accepted_results=3)
 assert q.total_cents == 318562, q.total_cents
 r = iteragpu.environment()
+# What the wheel's build chose is visible once installed: the LibTorch the plugin was built against.
+assert ("plugin built against LibTorch " in r.iteragpu_build) == (sys.argv[2] == "1"), r.iteragpu_build
 if sys.argv[2] == "1":  # built against a LibTorch: the plugin beside the module is loaded
     assert r.backend_available, r.backend_error
     assert os.path.realpath(r.backend_path) == os.path.join(package, "libiteragpu_torch_backend.so"), r.backend_path

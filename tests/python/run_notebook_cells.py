@@ -4,7 +4,9 @@
 For machines where no Jupyter kernel can be installed (the GPU machine has no ipykernel or
 nbclient): the test suite executes the notebook in a real kernel where one exists; this
 runs the same cells with plain Python, prints each cell's last value as a notebook would
-show it (its repr), fails on the first cell error, and saves every matplotlib figure as PNG.
+show it (its repr), fails on the first cell error, and saves every matplotlib figure as PNG:
+those a cell shows as its value (iteragpu's plot() returns its figure closed in pyplot, so
+that Jupyter draws it once) and those still open in pyplot.
 
 Usage: python3 run_notebook_cells.py NOTEBOOK.ipynb FIGURE_DIR
 """
@@ -18,11 +20,13 @@ def main(notebook_path, figure_dir):
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.figure
     import matplotlib.pyplot as plt
 
     notebook = json.load(open(notebook_path, encoding="utf-8"))
     namespace = {"__name__": "__main__"}
     code_cells = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    figures = []
     for number, cell in enumerate(code_cells, 1):
         source = "".join(cell["source"])
         print(f"---- cell {number} ----\n{source}\n---- output ----", flush=True)
@@ -33,10 +37,15 @@ def main(notebook_path, figure_dir):
             value = eval(compile(ast.Expression(last.value), f"<cell {number}>", "eval"), namespace)
             if value is not None:
                 print(repr(value))
+            if isinstance(value, matplotlib.figure.Figure) and value not in figures:
+                figures.append(value)
     os.makedirs(figure_dir, exist_ok=True)
-    for index, number in enumerate(plt.get_fignums(), 1):
+    for number in plt.get_fignums():
+        if plt.figure(number) not in figures:
+            figures.append(plt.figure(number))
+    for index, figure in enumerate(figures, 1):
         path = os.path.join(figure_dir, f"notebook-figure-{index}.png")
-        plt.figure(number).savefig(path, dpi=100)
+        figure.savefig(path, dpi=100)
         print(f"figure saved: {path}")
     print(f"all {len(code_cells)} code cells ran without error")
 

@@ -233,9 +233,18 @@ def test_plot_has_memory_and_time_panels(fake_backend, tmp_path):
 
     matplotlib.use("Agg")
     measurement = iteragpu.measure(backend_path=fake_backend, progress=False, **SMALL)
+    import matplotlib.pyplot as plt
+
     figure = measurement.plot()
+    # Returned, not also left open in pyplot (Jupyter's inline backend would draw it twice).
+    assert figure.number not in plt.get_fignums()
     axes = figure.get_axes()
-    assert [a.get_ylabel() for a in axes] == ["allocated (MiB)", "reserved (MiB)", "time (ms)", "time (µs)"]
+    assert [a.get_ylabel() for a in axes] == ["allocated (MiB)", "reserved (MiB)", "time (ms, log scale)",
+                                              "time (µs)"]
+    assert axes[2].get_yscale() == "log"  # warm forwards (µs) visible beside model_load (ms)
+    figure.canvas.draw()
+    repeat_ticks = [tick for tick in axes[3].get_xticks() if axes[3].get_xlim()[0] <= tick <= axes[3].get_xlim()[1]]
+    assert repeat_ticks and all(float(tick).is_integer() for tick in repeat_ticks), repeat_ticks
     labels = [label.get_text() for label in axes[2].get_xticklabels()]
     assert labels == ["model_load", "inputs", "cold_forward", "warmup", "warm_forward #1", "warm_forward #2"]
     # Three bars (baseline, end, peak) per phase row on each memory panel.

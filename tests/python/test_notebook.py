@@ -78,7 +78,8 @@ def test_notebook_runs_in_a_jupyter_kernel(tmp_path):
         assert everything.count("No measurement on this machine") == 2
         assert "No measurement to plot" in everything
     else:
-        assert any("image/png" in output.get("data", {}) for cell in cells for output in cell.outputs)
+        # The plot once (the cell's value), not a second time by the inline backend.
+        assert sum("image/png" in output.get("data", {}) for cell in cells for output in cell.outputs) == 1
     assert not os.listdir(tmp_path) or all(not name.endswith(".json") for name in os.listdir(tmp_path))
 
 
@@ -105,7 +106,7 @@ def test_progress_line_and_views_in_a_kernel(tmp_path, fake_backend):
             f"iteragpu.measure(backend_path={fake_backend!r}, in_process=True)",
             f"try:\n    iteragpu.measure(backend_path={fake_backend!r}, batch=2, hidden=-1)\n"
             "except ValueError as error:\n    print(error)",
-            "figure = m.plot()",
+            "figure = m.plot()\nfigure",
         ],
         tmp_path,
     )
@@ -118,4 +119,5 @@ def test_progress_line_and_views_in_a_kernel(tmp_path, fake_backend):
     # A failure before any row: the progress line says so, then the error message.
     failed = outputs_text(cells[3])
     assert "did not complete" in failed and "hidden: " in failed
-    assert any("image/png" in output.get("data", {}) for output in cells[4].outputs)
+    # The figure once: the cell's value; plot() leaves no figure open for the inline backend.
+    assert sum("image/png" in output.get("data", {}) for output in cells[4].outputs) == 1

@@ -165,6 +165,16 @@ def _real_outputs(cli, tmp_path, fake_backend):
     (kit / "MANIFEST.json").write_text(json.dumps(manifest))
     outputs["lab-kit-manifest"] = manifest
     outputs["kit-verification"] = run("kit", "verify", str(kit), "--format", "json")
+    table = tmp_path / "resultats.csv"
+    measurement = tmp_path / "m.json"
+    with open(os.path.join(examples, "mesures-float32.json"), "rb") as file:
+        measurement.write_bytes(file.read())
+    outputs["results-add"] = run("results", "add", "--table", str(table), "--measurement", str(measurement),
+                                 "--gpu", "h200", "--days", "7", "--work-unit", "translated ticket",
+                                 "--attempted", "10", "--accepted", "7", "--metric", "reviewer score",
+                                 "--threshold", ">= 4", "--observed", "4.2", "--date", "2026-12-01",
+                                 "--format", "json")
+    outputs["results-check"] = run("results", "check", "--table", str(table), "--format", "json")
     outputs["results-report"] = iteragpu.results_report(
         os.path.join(SOURCE_DIR, "data", "resultats-bruts.csv")).to_dict()
     outputs["comparison"] = iteragpu.compare(

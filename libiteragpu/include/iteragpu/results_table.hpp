@@ -39,7 +39,7 @@ struct ResultRow {
   std::string acceptance_threshold;  // fixed before the trial; never empty
   std::string observed_value;
   std::string notes;
-  int line = 0;  // line in the table file (0 for a row not read from a file)
+  int line = 0;  // line in the table file (for a row add_result returns: the line it was written at)
 
   // Read from the measurement file when it is verified (add, or load with verification):
   std::string measured_device;  // the runtime's name of the GPU measured ("NVIDIA H200")
@@ -83,7 +83,8 @@ class ResultsTable {
   // Validates `request` (the measurement must be a real one, from the LibTorch backend, on a
   // GPU the catalog's `gpu` covers unless gpu_mismatch_ok), then appends the row to the table at `path` under an exclusive
   // lock, writing a complete new table and renaming it into place. Creates the table
-  // (header only, then the row) when `path` does not exist. Returns the row added.
+  // (header only, then the row) when `path` does not exist. Returns the row added, its
+  // `line` the line of the table it was written at.
   static ResultRow add_result(const std::string& path, const ResultRowRequest& request,
                               const Catalog& catalog);
 
@@ -97,6 +98,43 @@ class ResultsTable {
   std::string path_;
   std::vector<ResultRow> rows_;
 };
+
+// What `iteragpu results add` reports: the row added to the table, as stored.
+struct ResultAdded {
+  std::string table_path;  // as given
+  ResultRow row;           // from add_result: its line, fields, SHA-256, GPU measured
+
+  std::string to_json() const;  // schema "iteragpu.results-add"
+  std::string to_text() const;  // "added to TABLE: DATE, GPU 7 days x 2, 3/10 accepted, ..."
+};
+
+// One problem of a data file, as the error message "file:line: reason" gives it, in parts.
+struct DataFileProblem {
+  std::string file;  // empty when the error names no single file
+  int line = 0;      // 0: the file as a whole
+  std::string reason;
+  std::string message;  // the whole error line: "file:line: reason"
+};
+
+// What `iteragpu results check` reports: the table read and validated as ResultsTable::load
+// does (measurements verified), or the problem that stopped it (load stops at the first, so
+// `problems` holds one at most).
+struct ResultsCheck {
+  std::string table_path;
+  std::string catalog_path;
+  std::optional<ResultsTable> table;  // set exactly when problems is empty
+  std::vector<DataFileProblem> problems;
+
+  bool ok() const { return problems.empty(); }
+  std::string to_json() const;  // schema "iteragpu.results-check"
+  // The valid table's report, and the rows measured on another GPU than their package's;
+  // empty when a problem was found (the command prints the problem as its error line).
+  std::string to_text() const;
+};
+
+// Checks the table at `path` against `catalog`: every DataFileError of the table, its CSV
+// or its measurements becomes the check's problem; any other error is thrown.
+ResultsCheck check_results_table(const std::string& path, const Catalog& catalog);
 
 enum class ReportSort { kTable, kCost, kDate, kGpu };
 

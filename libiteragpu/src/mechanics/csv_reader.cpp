@@ -150,9 +150,14 @@ class CsvParser {
 
 }  // namespace
 
-DataFileError data_file_error(const std::string& path, int line, const std::string& reason) {
-  return DataFileError(path + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " +
-                       reason);
+LocatedDataFileError::LocatedDataFileError(const std::string& path, int line, const std::string& reason)
+    : DataFileError(path + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + reason),
+      path_(path),
+      line_(line),
+      reason_(reason) {}
+
+LocatedDataFileError data_file_error(const std::string& path, int line, const std::string& reason) {
+  return LocatedDataFileError(path, line, reason);
 }
 
 CsvTable read_csv_file(const std::string& path) {

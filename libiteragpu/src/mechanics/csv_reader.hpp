@@ -34,7 +34,22 @@ CsvTable read_csv_file(const std::string& path);
 // Parses `content` as the text of the file `path` (which is used only in messages).
 CsvTable parse_csv(const std::string& content, const std::string& path);
 
+// A data_file_error(): its message, and the parts it was made of, for a report that lists
+// the problem (results check --format json) rather than only printing it.
+class LocatedDataFileError : public DataFileError {
+ public:
+  LocatedDataFileError(const std::string& path, int line, const std::string& reason);
+  const std::string& path() const { return path_; }
+  int line() const { return line_; }  // 0: the file as a whole
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string path_;
+  int line_;
+  std::string reason_;
+};
+
 // The one format of data-file messages: "path:line: reason" ("path: reason" when line is 0).
-DataFileError data_file_error(const std::string& path, int line, const std::string& reason);
+LocatedDataFileError data_file_error(const std::string& path, int line, const std::string& reason);
 
 }  // namespace iteragpu

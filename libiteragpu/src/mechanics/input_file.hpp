@@ -19,10 +19,12 @@ namespace iteragpu {
 class InputFileError : public DataFileError {
  public:
   InputFileError(const std::string& path, const std::string& reason)
-      : DataFileError(path + ": " + reason), reason_(reason) {}
+      : DataFileError(path + ": " + reason), path_(path), reason_(reason) {}
+  const std::string& path() const { return path_; }
   const std::string& reason() const { return reason_; }
 
  private:
+  std::string path_;
   std::string reason_;
 };
 

@@ -13,8 +13,12 @@ std::string build_description() {
 #else
       "unknown compiler";
 #endif
+  // "built against LibTorch 2.5.1 (CUDA 12.4)": what the build chose is visible after
+  // installation (iteragpu environment, iteragpu.environment()), not only in a build log.
   return compiler + ", " + ITERAGPU_BUILD_TYPE + ", LibTorch backend plugin " +
-         (ITERAGPU_TORCH_BACKEND_BUILT ? "built" : "not built");
+         (ITERAGPU_TORCH_BACKEND_BUILT
+              ? std::string("built against ") + ITERAGPU_TORCH_BACKEND_DESCRIPTION
+              : std::string("not built"));
 }
 
 }  // namespace iteragpu

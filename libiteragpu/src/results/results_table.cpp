@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -368,6 +369,8 @@ ResultRow ResultsTable::add_result(const std::string& path, const ResultRowReque
   } else {
     content = csv_record(columns(), line_end);
   }
+  // The row starts on the line after the last one (a quoted note may span lines).
+  row.line = static_cast<int>(std::count(content.begin(), content.end(), '\n')) + 1;
   content += csv_record(fields_of(row), line_end);
   replace_atomically(target, content);
   return row;

@@ -1,6 +1,7 @@
 """Jupyter views, one module per view: HTML for estimates (parameter counts and checkpoints),
-quotes, results reports, environment reports, predictions, measurements, summaries of several
-GPUs, sweeps and comparisons of measurements; plots of a measurement's phases and of a sweep;
+quotes, results reports, environment reports, predictions, measurements and their timing,
+summaries of several GPUs, sweeps and comparisons of measurements; plots of a measurement's
+phases and of a sweep (closed in pyplot: shown once, as the cell's value);
 and the progress line of measure() and sweep() (progress.py). cells.py holds what they share.
 
 Presentation only: every figure comes from the result's attributes (the core's values);
@@ -13,7 +14,7 @@ The extension calls ``iteragpu._display.<function>(result)`` by name (python/src
 from .comparison import comparison_html
 from .environment import environment_html
 from .estimate import checkpoint_estimate_html, estimate_html
-from .measurement import measurement_html, plot_measurement
+from .measurement import measurement_html, plot_measurement, timing_html
 from .prediction import prediction_html
 from .quote import quote_html
 from .results import results_report_html
@@ -33,4 +34,5 @@ __all__ = [
     "results_report_html",
     "summary_html",
     "sweep_html",
+    "timing_html",
 ]

@@ -47,6 +47,23 @@ def bytes_cell(count):
     return f"{count:,} <small>({rounded(decimal.Decimal(count) / MIB)} MiB)</small>"
 
 
+def bytes_text(count):
+    """A byte amount in running text: "16,787,456 bytes (16.01 MiB)"."""
+    if count is None:
+        return "&ndash;"
+    return f"{count:,} bytes <small>({rounded(decimal.Decimal(count) / MIB)} MiB)</small>"
+
+
+def close_figure(figure):
+    """Detaches a figure made with pyplot from pyplot's list of open figures, so that
+    Jupyter's inline backend does not draw it a second time at the end of the cell: the
+    caller shows the figure it gets back (a cell's last value) or saves it."""
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+    return figure
+
+
 def row_label(row):
     """A phase row's name: "warm_forward #2" for a repeat; a checkpoint's "warm #2 decode 3"."""
     sequence = getattr(row, "sequence", "")  # measured rows of a checkpoint only

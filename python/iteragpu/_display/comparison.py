@@ -3,10 +3,16 @@
 from .cells import bytes_cell, escape, html_section, html_table
 
 
-def _compared_cell(value, unit):
+# Rows in bytes that are sizes of one value, not amounts of memory: no MiB beside them.
+_BYTE_SIZES = {"dtype_bytes"}
+
+
+def _compared_cell(value, unit, name=""):
     """One measurement's value of one compared figure, as the text report shows it."""
     if value is None:
         return "&ndash;"
+    if unit == "bytes" and name in _BYTE_SIZES:
+        return f"{value:,}"
     if unit == "bytes":
         return bytes_cell(value)
     if unit == "seconds":
@@ -40,7 +46,7 @@ def comparison_html(comparison):
         if section.name == "environment":
             # Only the fields that differ get a row; the shared ones are listed in one line.
             shared = "; ".join(
-                f"{escape(row.label)} {_compared_cell(row.values[0], row.unit)}" for row in rows if row.same
+                f"{escape(row.label)} {_compared_cell(row.values[0], row.unit, row.name)}" for row in rows if row.same
             )
             rows = [row for row in rows if not row.same]
         with_ratios = any(row.ratios is not None for row in rows)
@@ -49,7 +55,7 @@ def comparison_html(comparison):
         for row in rows:
             label = escape(row.label)
             cells = [label if row.same else f"<strong>&ne; {label}</strong>"]
-            cells += [_compared_cell(value, row.unit) for value in row.values]
+            cells += [_compared_cell(value, row.unit, row.name) for value in row.values]
             if with_ratios:
                 cells += [""] * (count - 1) if row.ratios is None else [_ratio_cell(r) for r in row.ratios[1:]]
             body.append(cells)

@@ -24,8 +24,11 @@ def environment_html(report):
             ["CUDA (LibTorch built with; not the driver)", escape(stack.cuda_build_version or "none")],
             ["HIP (ROCm build)", escape(stack.hip_build_version or "none")],
             ["cuDNN", escape(stack.cudnn_version or "none")],
-            ["GPU runtime available", "yes" if stack.gpu_runtime_available else "<strong>no</strong>"],
+            ["GPU runtime available", "yes" if stack.gpu_runtime_available
+             else f"<strong>no</strong>: {escape(stack.no_gpu_reason)}"],
         ]
+        if stack.gpu_runtime_available and not stack.gpus:  # the CLI's "GPUs: none visible"
+            rows.append(["GPUs", f"<strong>none visible</strong>: {escape(stack.no_gpu_reason)}"])
         if stack.gpus:
             gpus_html = html_table(
                 ["index", "name", "compute capability", "memory", "multiprocessors"],

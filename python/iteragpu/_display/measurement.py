@@ -2,8 +2,8 @@
 beside what was measured, and a plot of the phases (matplotlib, imported on use)."""
 
 from .._iteragpu import _test_double_mark as _TEST_DOUBLE_MARK  # iteragpu::kTestDoubleMark
-from .cells import (ALLOCATOR_COUNTER_HEADER, MIB, allocator_counter_cells, bytes_cell, escape, html_section,
-                    html_table, row_label)
+from .cells import (ALLOCATOR_COUNTER_HEADER, MIB, allocator_counter_cells, bytes_cell, bytes_text,
+                    close_figure, escape, html_section, html_table, row_label)
 
 
 def measurement_html(measurement):
@@ -23,7 +23,7 @@ def measurement_html(measurement):
             f"<p>{escape(config.device)}{gpu_name}: Linear({model.width}&rarr;{model.hidden}) &rarr; GELU "
             f"&rarr; Linear({model.hidden}&rarr;{model.width}), input [{model.batch}, {model.context}, "
             f"{model.width}] {escape(model.dtype)}; {model.parameter_count:,} parameters "
-            f"({bytes_cell(model.parameter_bytes)} bytes); warmup {config.warmup}, "
+            f"({bytes_text(model.parameter_bytes)}); warmup {config.warmup}, "
             f"repeats {config.repeats}.</p>"
         )
     rows = [
@@ -57,8 +57,8 @@ def _checkpoint_summary(measurement, gpu_name):
         f"<p>{escape(config.device)}{gpu_name}: {escape(a.architecture)} ({a.layers} layers, hidden "
         f"{a.hidden_size:,}, {a.attention_heads} query / {a.kv_heads} KV heads of {a.head_dim}, MLP "
         f"{a.intermediate_size:,}, vocabulary {a.vocab_size:,}) from {escape(record.directory)}, "
-        f"{escape(config.dtype)}; {record.parameter_count:,} parameters ({bytes_cell(record.parameter_bytes)} "
-        f"bytes in the files); token ids [{config.batch}, {config.context}], {config.new_tokens} decode steps "
+        f"{escape(config.dtype)}; {record.parameter_count:,} parameters ({bytes_text(record.parameter_bytes)} "
+        f"in the files); token ids [{config.batch}, {config.context}], {config.new_tokens} decode steps "
         f"per sequence; warm-up sequences {config.warmup}, warm sequences {config.repeats}.</p>"
     )
 
@@ -76,7 +76,7 @@ def _decoder_run_section(run):
         items.append(f"decode: {run.decode_tokens_per_second:,.1f} tokens/s")
     if run.device_used_bytes is not None:
         items.append(f"device memory in use at the end (cudaMemGetInfo, CUDA context and libraries included, "
-                     f"not the allocator's counter): {bytes_cell(run.device_used_bytes)} bytes")
+                     f"not the allocator's counter): {bytes_text(run.device_used_bytes)}")
     items.append("first sequence's tokens (batch row 0): " + " ".join(str(t) for t in run.first_sequence_tokens))
     return "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
 
@@ -95,6 +95,16 @@ def _timing_section(timing):
                        for w in timing.warnings) or "<li>no timing warnings</li>"
     return (f"<p>Warm repeats: {timing.warm_repeats}</p>" + html_table(header, rows)
             + f"<ul>{warnings}</ul>")
+
+
+def timing_html(timing):
+    """The view of a TimingSummary (``measurement.timing``) on its own."""
+    notes = [
+        "Warm repeats only: warm-up forwards and the first forward are not in these statistics.",
+        "IQR: third quartile minus first; stdev: sample standard deviation; CV: stdev / mean.",
+        "Host times include overhead and synchronization; they are not kernel time.",
+    ]
+    return html_section("Timing of the warm repeats", _timing_section(timing), notes)
 
 
 _COUNTERS = (  # (label, which counters, attribute), in the order misses are listed
@@ -168,9 +178,11 @@ def plot_measurement(measurement):
             [float("nan") if row.gpu_event_seconds is None else row.gpu_event_seconds * 1000 for row in rows],
             "o", color="black", label="GPU events",
         )
-    time_axes.set_ylabel("time (ms)")
+    # Log scale: a warm forward (µs) stays visible beside the model's load (100 ms and more).
+    time_axes.set_yscale("log")
+    time_axes.set_ylabel("time (ms, log scale)")
     time_axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
-    time_axes.grid(axis="y", alpha=0.3)
+    time_axes.grid(axis="y", which="both", alpha=0.3)
     # A checkpoint has a row per decode step: label the loads and each sequence's prefill only.
     shown = [i for i, row in enumerate(rows) if not getattr(row, "sequence", "") or row.phase == "prefill"] \
         if measurement.checkpoint is not None else list(positions)
@@ -185,7 +197,7 @@ def plot_measurement(measurement):
         f"{config.device}: {shape}, {config.dtype} (this process's allocator only)"
         + (f"\n{_TEST_DOUBLE_MARK}" if measurement.environment.from_test_double else "")
     )
-    return figure
+    return close_figure(figure)
 
 
 def _plot_warm_spread(axes, measurement):
@@ -205,6 +217,9 @@ def _plot_warm_spread(axes, measurement):
                         f"CV {spread.cv * 100:.1f} %")
         axes.axhline(spread.median * 1e6, color=color, linestyle="--", linewidth=0.8)
         axes.axhspan(spread.min * 1e6, spread.max * 1e6, color=color, alpha=0.08)
+    from matplotlib.ticker import MaxNLocator
+
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # repeats are whole: 1, 2, 3, not 1.5
     axes.set_xlabel("warm repeat" if measurement.checkpoint is None else "warm decode step")
     axes.set_ylabel("time (µs)")
     axes.grid(alpha=0.3)

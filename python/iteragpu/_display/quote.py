@@ -15,18 +15,18 @@ def quote_html(quote):
         ["total", f"<strong>{quote.total_cents:,} cents (${rounded(quote.total_usd)})</strong>"],
     ]
     unit = quote.unit_cost
+    notes = []
     if unit is None:
         rows.append(["cost per accepted result", "not computed: pass accepted_results"])
     else:
-        exact = f"{unit.numerator_cents}/{unit.denominator} cents"
-        rows.append(
-            [
-                "cost per accepted result",
-                f"${escape(unit.display_usd)} for {unit.accepted_results:,} accepted results "
-                f"<small>(exact: {escape(exact)}; {escape(unit.display_rounding)})</small>",
-            ]
-        )
-    notes = [
+        rows += [
+            ["accepted results", f"{unit.accepted_results:,}"],
+            ["cost per accepted result", f"<strong>${escape(unit.display_usd)}</strong>"],
+            ["exact cost per accepted result", f"{unit.numerator_cents:,}/{unit.denominator:,} cents"],
+        ]
+        notes.append("Cost per accepted result: the total divided by the accepted results. "
+                     + unit.display_rounding)
+    notes += [
         f"Prices: {entry.source}, snapshot {entry.snapshot_date} ({quote.catalog_path}).",
         "A catalog proves neither availability nor a reservation: check the provider's page "
         "before buying.",

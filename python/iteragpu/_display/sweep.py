@@ -1,7 +1,7 @@
 """The view of a memory sweep: each measured point against the budget, and its plot
 (matplotlib, imported on use)."""
 
-from .cells import MIB, bytes_cell, escape, html_section, html_table
+from .cells import MIB, bytes_cell, close_figure, escape, html_section, html_table
 
 
 def sweep_html(result):
@@ -51,4 +51,4 @@ def plot_sweep(result):
     axes.set_title(f"{result.start.device} {result.gpu_name}: largest {result.vary} = {result.largest_fitting}")
     axes.legend()
     figure.tight_layout()
-    return figure
+    return close_figure(figure)
