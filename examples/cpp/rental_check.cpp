@@ -14,7 +14,7 @@ int main() {
               << estimate.total.gib.rounded(2) << " GiB with the reserve\n";
 
     const iteragpu::Quote quote = iteragpu::PackageCalculator().quote({"h100-sxm", "7", "1", {}});
-    std::cout << quote.entry.gpu_name << ", 7 days: $" << quote.total_usd.str() << " ("
+    std::cout << quote.entry.gpu_name << ", 7 days: $" << quote.total_usd.rounded(2) << " ("
               << quote.entry.source << ", snapshot " << quote.entry.snapshot_date << ")\n";
     return 0;
   } catch (const iteragpu::Error& e) {

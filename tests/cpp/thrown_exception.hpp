@@ -10,6 +10,7 @@
 #include <typeinfo>
 
 #include "iteragpu/error.hpp"
+#include "mechanics/csv_reader.hpp"
 #include "mechanics/input_file.hpp"
 
 namespace iteragpu::testing {
@@ -24,7 +25,10 @@ inline std::string exact_type_name(const std::exception& error) {
   if (typeid(error) == typeid(ResourceUnavailable)) return "ResourceUnavailable";
   if (typeid(error) == typeid(UsageError)) return "UsageError";
   if (typeid(error) == typeid(InputFileError)) return "InputFileError";
-  if (typeid(error) == typeid(DataFileError)) return "DataFileError";
+  // data_file_error()'s class only keeps the message's parts (results check --format json):
+  // the same exit code and Python exception as the DataFileError it derives from.
+  if (typeid(error) == typeid(DataFileError) || typeid(error) == typeid(LocatedDataFileError))
+    return "DataFileError";
   return std::string("other: ") + typeid(error).name();
 }
 

@@ -26,9 +26,25 @@ else()
 endif()
 run_or_fail("configuring the consumer example" "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/cpp"
             -B "${WORK_DIR}/example" -G "${GENERATOR}" ${how})
-run_or_fail("building the consumer example" "${CMAKE_COMMAND}" --build "${WORK_DIR}/example"
-            --target rental_check)
+run_or_fail("building the consumer example" "${CMAKE_COMMAND}" --build "${WORK_DIR}/example")
 if(MODE STREQUAL "find_package")
+  # From its own build folder, before any install of its own: the data and plugin of the
+  # installed iteragpu are found there too (examples/cpp links them beside bin/).
+  execute_process(COMMAND env -i PATH=/usr/bin:/bin "${WORK_DIR}/example/bin/rental_check"
+                  RESULT_VARIABLE run_result OUTPUT_VARIABLE run_output ERROR_VARIABLE run_output)
+  if(NOT run_result EQUAL 0 OR NOT run_output MATCHES "illustrative")
+    message(FATAL_ERROR "rental_check from the consumer's build folder did not quote: ${run_output}")
+  endif()
+  # One measurement through the runner: a GPU measures (exit 0), a machine without one is
+  # told so in one line (exit 2); never an internal error.
+  execute_process(COMMAND env -i PATH=/usr/bin:/bin "${WORK_DIR}/example/bin/measure_once"
+                          "${WORK_DIR}/measured.json"
+                  RESULT_VARIABLE run_result OUTPUT_VARIABLE run_output ERROR_VARIABLE run_output)
+  message(STATUS "measure_once: exit ${run_result}: ${run_output}")
+  if(NOT (run_result EQUAL 0 AND run_output MATCHES "measured on cuda:0 by libtorch") AND
+     NOT (run_result EQUAL 2 AND run_output MATCHES "^measure_once: [^\n]+\n$"))
+    message(FATAL_ERROR "measure_once did not measure nor refuse in one line: ${run_output}")
+  endif()
   run_or_fail("installing the consumer example" "${CMAKE_COMMAND}" --install "${WORK_DIR}/example")
   file(RENAME "${prefix}" "${WORK_DIR}/moved")
 endif()

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -46,10 +47,12 @@ LoaderState& loader_state() {
 }
 
 // Beside the core, then in the plugin folder relative to it: the plugin and the measurement
-// worker are installed together.
+// worker are installed together. Written without "bin/../" (lexically: no link is resolved),
+// as messages and reports name them.
 std::vector<std::string> candidates_beside_core(const std::string& file_name) {
   const std::string directory = core_object_directory();
-  return {directory + "/" + file_name, directory + "/" + ITERAGPU_PLUGIN_RELATIVE_DIR + "/" + file_name};
+  const auto in_plugin_folder = std::filesystem::path(directory + "/" + ITERAGPU_PLUGIN_RELATIVE_DIR + "/" + file_name);
+  return {directory + "/" + file_name, in_plugin_folder.lexically_normal().string()};
 }
 
 std::vector<std::string> default_candidates() { return candidates_beside_core(kBackendPluginFileName); }
