@@ -22,7 +22,9 @@ How output is compared (the normaliser, all of it):
   * trailing spaces and trailing empty lines are ignored;
   * a line holding only "..." in the README stands for any number of lines (none included):
     the README shows that output trimmed, and says so;
-  * the scratch folder's path and the build folder's path print as "." and "BUILD";
+  * the scratch folder's path prints as nothing (paths in it are relative); the build's data
+    folder prints as /usr/local/share/iteragpu, where `cmake --install build` puts it; the
+    date of the day (UTC) prints as 2026-12-04, the day the README's outputs were recorded;
   * in gpu blocks only, numbers with a decimal point or an exponent (times, rates, spreads)
     and dates and times of day are not compared, and runs of spaces compare as one (column
     widths follow the times); integers (bytes, counts) are compared;
@@ -40,7 +42,10 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
+import zipfile
 
+RECORDED_ON = "2026-12-04"  # the day the README's outputs were recorded
 MARKER = re.compile(r"^<!--\s*example:\s*([A-Za-z0-9_.-]+)\s*-->\s*$")
 
 
@@ -130,9 +135,10 @@ def write_safetensors(path, tensors, header_bytes=None, length=None, data_bytes=
     return offset
 
 
-def make_inputs(work, source):
+def make_inputs(work, source, bin_dir):
     """The files the README's examples read, by the names the README gives them."""
-    os.symlink(os.path.join(source, "examples"), os.path.join(work, "examples"))
+    # Copied, not linked: the commands print the paths they were given, resolved.
+    shutil.copytree(os.path.join(source, "examples", "results"), os.path.join(work, "examples", "results"))
     # A two-shard Llama-like checkpoint: bf16 weights, fp32 norms, int4 MLP weights packed
     # in U8 with fp16 scales (group size 128).
     folder = os.path.join(work, "mini-llama-int4")
@@ -158,6 +164,10 @@ def make_inputs(work, source):
     write_safetensors(os.path.join(work, "pytorch_model.safetensors"), second, length=85966670672)
     write_safetensors(os.path.join(work, "cut.safetensors"), second, header_bytes=216,
                       data_bytes=131080190)
+    # The lab kit the build made, unpacked as its user would.
+    kit = os.path.join(os.path.dirname(bin_dir), "iteragpu-lab-v1.zip")
+    if os.path.exists(kit):
+        zipfile.ZipFile(kit).extractall(work)
 
 
 # --- Running and comparing ----------------------------------------------------------------
@@ -196,7 +206,9 @@ def run_console(block, work, bin_dir, gpu):
         result = subprocess.run(["bash", "-c", command], cwd=work, env=environment, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
         text = result.stdout.decode("utf-8", "replace")
-        text = text.replace(os.path.realpath(work) + "/", "").replace(build_root, "BUILD")
+        text = (text.replace(os.path.realpath(work) + "/", "")
+                .replace(os.path.join(build_root, "share", "iteragpu"), "/usr/local/share/iteragpu")
+                .replace(time.strftime("%Y-%m-%d", time.gmtime()), RECORDED_ON))
         actual = normalised(text.split("\n"), gpu)
         if not matches(normalised(expected, gpu), actual):
             failures.append("%s: `%s` (exit %d) printed:\n%s\n-- the README shows:\n%s" % (
@@ -251,7 +263,7 @@ def main():
     failures, ran, left = [], 0, 0
     work = tempfile.mkdtemp(prefix="iteragpu-readme.")
     try:
-        make_inputs(work, source)
+        make_inputs(work, source, os.path.abspath(options.bin))
         for block in runnable:
             gpu = block.marker == "gpu"
             if gpu and not options.gpu:
