@@ -99,32 +99,11 @@ run() {
 # Inputs the commands read, written here: safetensors checkpoints (an 8-byte little-endian
 # header length, the JSON header padded with spaces to a multiple of 8, zero data; as
 # tests/support/safetensors_writer.hpp), a small catalog, a lab kit, measurement files.
-"$PYTHON" - <<'EOF' || exit 2
-import hashlib, json, os, struct
+"$PYTHON" - "$SRC/tests/support" <<'EOF' || exit 2
+import hashlib, json, os, struct, sys
 
-BITS = {"F16": 16, "BF16": 16, "F32": 32, "U8": 8, "I32": 32, "F64": 64}
-
-def header(tensors):
-    parts, offset = [], 0
-    for name, dtype, shape in tensors:
-        elements = 1
-        for d in shape:
-            elements *= d
-        end = offset + elements * BITS[dtype] // 8
-        parts.append('"%s":{"dtype":"%s","shape":[%s],"data_offsets":[%d,%d]}'
-                     % (name, dtype, ",".join(map(str, shape)), offset, end))
-        offset = end
-    text = '{"__metadata__":{"format":"pt"},' + ",".join(parts) + "}"
-    text += " " * (-len(text) % 8)
-    return text.encode(), offset
-
-def write(path, tensors, cut=0, length=None):
-    head, data = header(tensors)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(head) if length is None else length))
-        f.write(head)
-        f.write(b"\0" * (data - cut))
-    return data
+sys.path.insert(0, sys.argv[1])
+from safetensors_files import write_safetensors as write
 
 write("tiny.safetensors", [("embed.weight", "BF16", [32, 16]), ("norm.weight", "F32", [16]),
                            ("mlp.qweight", "U8", [16, 8]), ("mlp.scales", "F16", [2, 16])])

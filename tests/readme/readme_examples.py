@@ -38,12 +38,14 @@ import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 import zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from safetensors_files import write_safetensors  # noqa: E402
 
 RECORDED_ON = "2026-12-04"  # the day the README's outputs were recorded
 MARKER = re.compile(r"^<!--\s*example:\s*([A-Za-z0-9_.-]+)\s*-->\s*$")
@@ -108,33 +110,6 @@ def console_commands(block):
 
 # --- Inputs the examples name -------------------------------------------------------------
 
-BITS = {"F16": 16, "BF16": 16, "F32": 32, "U8": 8, "I32": 32}
-
-
-def write_safetensors(path, tensors, header_bytes=None, length=None, data_bytes=None):
-    """A safetensors file whose data is a hole (only headers are ever read by these examples):
-    the header padded with spaces to header_bytes (else to a multiple of 8)."""
-    parts, offset = [], 0
-    for name, dtype, shape in tensors:
-        elements = 1
-        for d in shape:
-            elements *= d
-        end = offset + elements * BITS[dtype] // 8
-        parts.append('"%s":{"dtype":"%s","shape":[%s],"data_offsets":[%d,%d]}'
-                     % (name, dtype, ",".join(map(str, shape)), offset, end))
-        offset = end
-    text = '{"__metadata__":{"format":"pt"},' + ",".join(parts) + "}"
-    target = header_bytes if header_bytes is not None else len(text) + (-len(text) % 8)
-    if len(text) > target:
-        raise ValueError("%s: header of %d bytes does not fit in %d" % (path, len(text), target))
-    text += " " * (target - len(text))
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text) if length is None else length))
-        f.write(text.encode())
-        f.truncate(8 + len(text) + (offset if data_bytes is None else data_bytes))
-    return offset
-
-
 def make_inputs(work, source, bin_dir):
     """The files the README's examples read, by the names the README gives them."""
     # Copied, not linked: the commands print the paths they were given, resolved.
@@ -162,8 +137,7 @@ def make_inputs(work, source, bin_dir):
     # A file that is not safetensors (its first 8 bytes read as a header length), and the
     # second shard cut 2 bytes short.
     write_safetensors(os.path.join(work, "pytorch_model.safetensors"), second, length=85966670672)
-    write_safetensors(os.path.join(work, "cut.safetensors"), second, header_bytes=216,
-                      data_bytes=131080190)
+    write_safetensors(os.path.join(work, "cut.safetensors"), second, header_bytes=216, cut=2)
     # The lab kit the build made, unpacked as its user would.
     kit = os.path.join(os.path.dirname(bin_dir), "iteragpu-lab-v1.zip")
     if os.path.exists(kit):
