@@ -205,6 +205,16 @@ TEST_F(FaultInjection, ClosedOrFullStandardOutput) {
   EXPECT_EQ(added.exit_code, 0) << added.err;
   EXPECT_NE(added.err.find("warning: the row was added"), std::string::npos) << added.err;
   EXPECT_EQ(line_count(read_file(table)), 2u);
+  // The same in JSON: the row stays added, the document that could not be printed is warned of.
+  std::vector<std::string> json_add = add_args(table, measurement());
+  json_add.insert(json_add.end(), {"--format", "json"});
+  const ProcessResult added_json = cli(json_add, "exec >/dev/full;");
+  EXPECT_EQ(added_json.exit_code, 0) << added_json.err;
+  EXPECT_NE(added_json.err.find("warning: the row was added"), std::string::npos) << added_json.err;
+  EXPECT_EQ(line_count(read_file(table)), 3u);
+  const ProcessResult checked = cli({"results", "check", "--table", table, "--format", "json"}, "exec >&-;");
+  EXPECT_EQ(checked.exit_code, 2) << checked.err;
+  EXPECT_EQ(line_count(checked.err), 1u) << checked.err;
   const ProcessResult report = cli({"environment", "--output", dir_.file("env.json")}, "exec >&-;");
   EXPECT_EQ(report.exit_code, 0) << report.err;
   EXPECT_TRUE(path_exists(dir_.file("env.json")));

@@ -598,6 +598,15 @@ TEST_F(DecoderCheckpointReader, RefusesOtherArchitectures) {
     write_config(config);
     expect_unsupported("architectures");
   }
+  // Thousands of names: the message shows the first three and the count, still one short line.
+  std::string many = "[";
+  for (int i = 0; i < 5000; ++i) many += std::string(i ? "," : "") + "\"Name" + std::to_string(i) + "\"";
+  config["architectures"] = many + "]";
+  write_config(config);
+  EXPECT_EQ(expect_unsupported("architectures"),
+            config_path() + ": architectures ['Name0', 'Name1', 'Name2', ... (5000 names)] is not supported; "
+                            "accepted: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM "
+                            "(dense decoder-only)");
   config.erase("architectures");
   write_config(config);
   expect_unsupported("architectures");

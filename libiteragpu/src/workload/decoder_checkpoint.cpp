@@ -134,8 +134,11 @@ const KnownArchitecture& architecture_of(const ConfigJson& config) {
   const rapidjson::Value* names = config.given("architectures");
   if (names == nullptr) config.unsupported("architectures (absent)" + refused);
   if (!names->IsArray()) config.unsupported("architectures " + shown(*names) + refused);
+  // The names as the file gives them, the first few only: the message stays one short line.
+  constexpr rapidjson::SizeType kNamesShown = 3;
   std::string listed = "[";
-  for (rapidjson::SizeType i = 0; i < names->Size(); ++i) listed += (i ? ", " : "") + shown((*names)[i]);
+  for (rapidjson::SizeType i = 0; i < names->Size() && i < kNamesShown; ++i) listed += (i ? ", " : "") + shown((*names)[i]);
+  if (names->Size() > kNamesShown) listed += ", ... (" + std::to_string(names->Size()) + " names)";
   listed += "]";
   const KnownArchitecture* known = nullptr;
   if (names->Size() == 1 && (*names)[0].IsString())
