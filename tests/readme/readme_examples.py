@@ -29,6 +29,7 @@ How output is compared (the normaliser, all of it):
     and dates and times of day are not compared, and runs of spaces compare as one (column
     widths follow the times); integers (bytes, counts) are compared;
   * pycon blocks compare as doctest does with ELLIPSIS and NORMALIZE_WHITESPACE.
+Also: a Markdown table row cut from its table by a blank line is a failure.
 Exit status 0 when every block that ran matched; 1 otherwise, each difference shown.
 """
 
@@ -87,6 +88,21 @@ def read_blocks(path):
         elif line.strip():
             marker = None
     return blocks
+
+
+def broken_tables(path):
+    """Table rows a blank line has cut from their table (Markdown then shows them as text)."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    found, fenced = [], False
+    for number, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("|") and not lines[number - 2].startswith("|") and \
+                not (number < len(lines) and lines[number].startswith("| ---")):
+            found.append("README line %d: a table row outside any table (a blank line above it?): %s"
+                         % (number, line[:80]))
+    return found
 
 
 def console_commands(block):
@@ -234,7 +250,7 @@ def main():
     if not options.bin:
         arguments.error("--bin is required to run the examples")
     source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    failures, ran, left = [], 0, 0
+    failures, ran, left = broken_tables(options.readme), 0, 0
     work = tempfile.mkdtemp(prefix="iteragpu-readme.")
     try:
         make_inputs(work, source, os.path.abspath(options.bin))
