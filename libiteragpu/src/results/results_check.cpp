@@ -1,6 +1,8 @@
 // What `iteragpu results add` and `results check` report, in text and JSON: the row added,
 // and the table's validity with the problem found and the rows measured on another GPU.
 
+#include <optional>
+
 #include "iteragpu/error.hpp"
 #include "iteragpu/printable_text.hpp"
 #include "iteragpu/results_table.hpp"
@@ -80,20 +82,12 @@ std::string ResultsCheck::to_json() const {
   json.key("table_path").value(table_path);
   json.key("catalog_path").value(catalog_path);
   json.key("ok").value(ok());
-  json.key("row_count");
-  if (table)
-    json.value(static_cast<std::int64_t>(table->rows().size()));
-  else
-    json.null();
+  json.key("row_count").value(table ? std::optional<std::int64_t>(table->rows().size()) : std::nullopt);
   json.key("problems").begin_array();
   for (const DataFileProblem& problem : problems) {
     json.begin_object();
     json.key("file").text_or_null(problem.file);
-    json.key("line");
-    if (problem.line > 0)
-      json.value(problem.line);
-    else
-      json.null();
+    json.key("line").value(problem.line > 0 ? std::optional<int>(problem.line) : std::nullopt);
     json.key("reason").value(problem.reason);
     json.key("message").value(problem.message);
     json.end_object();
