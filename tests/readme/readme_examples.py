@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The README's examples, run as written and compared with what the README shows.
 
-    readme_examples.py --bin BUILD/bin [--python-path BUILD/python] [--gpu] [README.md]
+    readme_examples.py --bin BUILD/bin [--python-path BUILD/python] [--gpu] [--without-lab-kit] [README.md]
     readme_examples.py --extract NAME [README.md]      # print a marked block, verbatim
     readme_examples.py --list [README.md]              # the blocks found, and where
 
@@ -17,6 +17,9 @@ A block preceded by the comment `<!-- example: gpu -->` needs a GPU: it runs wit
 only (scripts/gpu-check runs it on the GPU machine); without --gpu it is listed as not run.
 A block preceded by `<!-- example: NAME -->` (any other name) is a set-up block that
 scripts/gpu-check takes with --extract NAME and runs verbatim; it is not run here.
+The `kit verify` examples read the lab kit the build made (BUILD/iteragpu-lab-v1.zip, which
+needs Info-ZIP zip); a missing kit is a failure unless --without-lab-kit says the build had
+no zip, and then those blocks are listed as not run.
 
 How output is compared (the normaliser, all of it):
   * trailing spaces and trailing empty lines are ignored;
@@ -230,6 +233,8 @@ def main():
     arguments.add_argument("--bin", help="the build's bin folder (iteragpu)")
     arguments.add_argument("--python-path", help="the folder holding the iteragpu package")
     arguments.add_argument("--gpu", action="store_true", help="run the blocks marked gpu too")
+    arguments.add_argument("--without-lab-kit", action="store_true",
+                           help="the build made no lab kit (no zip): do not run the kit examples")
     arguments.add_argument("--extract", metavar="NAME", help="print the block marked NAME")
     arguments.add_argument("--list", action="store_true", help="list the blocks and what runs them")
     options = arguments.parse_args()
@@ -250,7 +255,7 @@ def main():
     if not options.bin:
         arguments.error("--bin is required to run the examples")
     source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    failures, ran, left = broken_tables(options.readme), 0, 0
+    failures, ran, left, no_kit = broken_tables(options.readme), 0, 0, 0
     work = tempfile.mkdtemp(prefix="iteragpu-readme.")
     try:
         make_inputs(work, source, os.path.abspath(options.bin))
@@ -258,6 +263,10 @@ def main():
             gpu = block.marker == "gpu"
             if gpu and not options.gpu:
                 left += 1
+                continue
+            if options.without_lab_kit and block.language == "console" and any(
+                    c.startswith("iteragpu kit ") for c, _ in console_commands(block)):
+                no_kit += 1
                 continue
             ran += 1
             if block.language == "console":
@@ -269,7 +278,8 @@ def main():
     for failure in failures:
         print(failure + "\n")
     print("readme_examples: %d blocks run, %d differ from the README, %d need a GPU (not run here)"
-          % (ran, len(failures), left))
+          % (ran, len(failures), left)
+          + (", %d need the lab kit (not built here)" % no_kit if no_kit else ""))
     return 1 if failures or ran == 0 else 0
 
 
