@@ -16,8 +16,11 @@ constexpr const char* kSummary =
     "Predicts, for every phase of `iteragpu measure` with the same options, this process's\n"
     "caching-allocator counters: allocated and reserved bytes at baseline and end, and the\n"
     "peaks, from PyTorch's allocator rules. Nothing is allocated on any GPU.\n"
+    "With --model, the checkpoint's every prefill and decode row, from config.json and the\n"
+    "safetensors headers alone.\n"
     "Examples: iteragpu predict --compute-capability 9.0 --batch 2 --context 128 --width 1024\n"
-    "          iteragpu predict --device cuda:0 --dtype bfloat16 --batch 8 --context 2048 --width 4096";
+    "          iteragpu predict --device cuda:0 --dtype bfloat16 --batch 8 --context 2048 --width 4096\n"
+    "          iteragpu predict --compute-capability 9.0 --model ./Llama-3.1-8B --batch 4 --context 4096";
 
 }  // namespace
 
@@ -31,6 +34,7 @@ int run_predict(const std::vector<std::string>& args) {
        "predict without a GPU, for this compute capability (9.0 for H100/H200), with PyTorch's "
        "default workspace sizes");
   add_model_options(options);
+  add_checkpoint_options(options);
   add_backend_option(options);
   const ParsedOptions parsed = parse_options("predict", options, args);
   if (parsed.help_requested) {

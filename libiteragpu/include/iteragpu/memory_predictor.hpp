@@ -52,13 +52,17 @@ struct PhasePrediction {
   std::string phase;
   int repeat = 0;
   int forwards = 0;
+  std::string sequence;     // a checkpoint's rows: cold, warmup or warm (PhaseRow)
+  std::optional<int> step;  // a checkpoint's rows: 0 for the prefill, then each decode step
   AllocatorCounters baseline;  // allocated/reserved before
   AllocatorCounters end;       // allocated/reserved after, and the peaks during the phase
 };
 
 struct MemoryPrediction {
   MeasureConfiguration configuration;  // output ignored
-  SyntheticModel model;
+  SyntheticModel model;                // the synthetic MLP's; empty for a checkpoint
+  std::uint64_t parameter_bytes = 0;   // the weights on the GPU, in the run's dtype
+  std::uint64_t input_bytes = 0;
   PredictionTarget target;
   bool cublaslt_used = true;     // the bias-fused GEMM path of at::addmm (cuBLASLt)
   std::vector<PhasePrediction> phases;

@@ -288,6 +288,8 @@ MemoryPrediction read_prediction(const JsonObjectReader& json, const std::vector
       predicted.phase = row.phase;
       predicted.repeat = row.repeat;
       predicted.forwards = row.forwards;
+      predicted.sequence = row.sequence;
+      predicted.step = row.step;
       read_phase_counters(rows[index].object("predicted"), predicted.baseline, predicted.end);
     }
     prediction.phases.push_back(std::move(predicted));
@@ -412,7 +414,8 @@ const PhasePrediction* Measurement::predicted_row(std::size_t index) const {
   if (!prediction || index >= prediction->phases.size()) return nullptr;
   const PhasePrediction& predicted = prediction->phases[index];
   if (index >= phases.size() || predicted.phase != phases[index].phase ||
-      predicted.repeat != phases[index].repeat)
+      predicted.repeat != phases[index].repeat || predicted.sequence != phases[index].sequence ||
+      predicted.step != phases[index].step)
     return nullptr;
   return &predicted;
 }
@@ -493,9 +496,8 @@ std::string Measurement::to_text() const {
   for (const PhaseRow& row : phases) {
     std::snprintf(middle, sizeof middle, " %8d %12.6f %12s", row.forwards, row.host_seconds,
                   format_seconds(row.gpu_event_seconds).c_str());
-    const std::string phase = row.sequence.empty() ? row.phase
-                              : row.sequence + " " + row.phase + (row.step && *row.step > 0 ? " " + std::to_string(*row.step) : "");
-    text += phase_table_row(phase, row.repeat, middle, row.baseline, row.end, phase_width);
+    text += phase_table_row(phase_label(row.phase, row.sequence, row.step), row.repeat, middle, row.baseline,
+                            row.end, phase_width);
   }
   text += timing_text(timing);
   if (decoder_run) text += decoder_run_text(*decoder_run);

@@ -77,7 +77,7 @@ struct AllocationSettings {
   }
 };
 
-// The caching-allocator model with the GEMM workspaces of the process's first GEMM.
+// The caching-allocator model with the GEMM workspaces of the process's first GEMMs.
 class ModelledAllocator final : public AllocationRecorder {
  public:
   ModelledAllocator(const PredictionTarget& target, bool cublaslt_used)
@@ -85,13 +85,16 @@ class ModelledAllocator final : public AllocationRecorder {
 
   Block allocate(std::uint64_t bytes) override { return allocator_.allocate(bytes); }
   void free(Block block) override { allocator_.free(block); }
-  // The workspaces are allocated inside the first GEMM, after its output, and stay.
-  void gemm_workspaces() override {
-    if (workspaces_allocated_) return;
-    workspaces_allocated_ = true;
-    allocator_.allocate(target_.cublas_workspace_bytes);
-    if (cublaslt_used_ && target_.cublaslt_workspace_bytes > 0)
+  // Each workspace is allocated inside the first GEMM that uses it, after its output, and stays.
+  void gemm_workspaces(bool bias_fused) override {
+    if (!cublas_workspace_allocated_) {
+      cublas_workspace_allocated_ = true;
+      allocator_.allocate(target_.cublas_workspace_bytes);
+    }
+    if (bias_fused && cublaslt_used_ && !cublaslt_workspace_allocated_ && target_.cublaslt_workspace_bytes > 0) {
+      cublaslt_workspace_allocated_ = true;
       allocator_.allocate(target_.cublaslt_workspace_bytes);
+    }
   }
   CachingAllocatorModel& allocator() { return allocator_; }
 
@@ -99,14 +102,15 @@ class ModelledAllocator final : public AllocationRecorder {
   PredictionTarget target_;
   bool cublaslt_used_;
   CachingAllocatorModel allocator_;
-  bool workspaces_allocated_ = false;
+  bool cublas_workspace_allocated_ = false;
+  bool cublaslt_workspace_allocated_ = false;
 };
 
 // Backend over the caching-allocator model: the workload's steps, as allocations.
 class AllocatorModelBackend final : public Backend {
  public:
   AllocatorModelBackend(const Workload& workload, const PredictionTarget& target, bool cublaslt_used)
-      : workload_(workload), allocator_(target, cublaslt_used) {}
+      : workload_(workload), allocator_(target, cublaslt_used), forwards_(workload.forward_allocations()) {}
 
   BackendStatus describe(int, StackReport&) override { return unsupported(); }
   BackendStatus open(const ModelSpec&) override { return BackendStatus::Ok(); }
@@ -132,12 +136,11 @@ class AllocatorModelBackend final : public Backend {
     return BackendStatus::Ok();
   }
   BackendStatus forward() override {
-    output_ = workload_.allocate_forward(allocator_);
+    forwards_->forward(allocator_);
     return BackendStatus::Ok();
   }
   BackendStatus release_output() override {
-    if (output_) allocator_.free(*output_);
-    output_.reset();
+    forwards_->release_output(allocator_);
     return BackendStatus::Ok();
   }
   void close() override {}
@@ -152,7 +155,7 @@ class AllocatorModelBackend final : public Backend {
 
   const Workload& workload_;
   ModelledAllocator allocator_;
-  std::optional<AllocationRecorder::Block> output_;
+  std::unique_ptr<ForwardAllocations> forwards_;
 };
 
 // The compute capabilities of NVIDIA GPUs that PyTorch 2.11's CUDA builds run on: the ones
@@ -281,13 +284,18 @@ MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configurat
   const std::unique_ptr<const Workload> workload = workload_for(request);
   if (!workload->predictable()) throw UsageError("model", workload->prediction_refusal());
   MemoryPrediction prediction;
-  prediction.model = SyntheticModel::from(request);
+  if (request.model.empty()) prediction.model = SyntheticModel::from(request);
+  prediction.parameter_bytes = workload->parameter_bytes();
+  prediction.input_bytes = workload->input_bytes();
   prediction.configuration = request;
   prediction.configuration.output.clear();
   prediction.target = target;
 
   const AllocationSettings settings = AllocationSettings::from_environment(target);
   prediction.caveats = settings.caveats;
+  for (std::string& caveat : workload->prediction_caveats(target.compute_capability_major,
+                                                          target.compute_capability_minor))
+    prediction.caveats.push_back(std::move(caveat));
   prediction.cublaslt_used = !settings.cublaslt_disabled && workload->uses_cublaslt();
   PredictionTarget modelled = target;
   if (settings.cublaslt_unified) modelled.cublaslt_workspace_bytes = 0;  // shares cuBLAS's
@@ -295,7 +303,7 @@ MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configurat
   AllocatorModelBackend backend(*workload, modelled, prediction.cublaslt_used);
   prediction.phases.reserve(static_cast<std::size_t>(phase_row_count(request, *workload)));
   run_phase_protocol(backend, request, *workload, 0, [&](PhaseRow row) {
-    prediction.phases.push_back({row.phase, row.repeat, row.forwards, row.baseline, row.end});
+    prediction.phases.push_back({row.phase, row.repeat, row.forwards, row.sequence, row.step, row.baseline, row.end});
   });
   return prediction;
 }
@@ -311,16 +319,11 @@ std::string MemoryPrediction::to_json() const {
       .key("workspace_source").value(target.workspace_source)
       .end_object();
   json.key("cublaslt_used").value(cublaslt_used);
-  json.key("parameter_bytes").value(model.parameter_bytes).key("input_bytes").value(model.input_bytes);
+  json.key("parameter_bytes").value(parameter_bytes).key("input_bytes").value(input_bytes);
   json.key("phases").begin_array();
   for (const PhasePrediction& row : phases) {
-    json.begin_object().key("phase").value(row.phase).key("repeat");
-    if (row.repeat > 0) {
-      json.value(row.repeat);
-    } else {
-      json.null();
-    }
-    json.key("forwards").value(row.forwards);
+    json.begin_object();
+    write_phase_identity(json, row.phase, row.repeat, row.forwards, row.sequence, row.step);
     write_phase_counters(json, row.baseline, row.end);
     json.end_object();
   }
@@ -345,9 +348,11 @@ std::string MemoryPrediction::to_text() const {
           std::to_string(target.cublaslt_workspace_bytes) + " bytes" +
           (cublaslt_used ? "" : " (not used: no bias-fused cuBLASLt GEMM)") + " (" +
           target.workspace_source + ")\n\n";
-  text += phase_table_header("");
+  const int phase_width = configuration.model.empty() ? 13 : 18;  // "warmup decode 16"
+  text += phase_table_header("", phase_width);
   for (const PhasePrediction& row : phases)
-    text += phase_table_row(row.phase, row.repeat, "", row.baseline, row.end);
+    text += phase_table_row(phase_label(row.phase, row.sequence, row.step), row.repeat, "", row.baseline, row.end,
+                            phase_width);
   text += "\nPredicted caching-allocator counters (bytes) of one process on one GPU; not the CUDA "
           "context or other processes. Rules:\n";
   for (const std::string& rule : prediction_rules(*workload)) text += "  - " + rule + "\n";

@@ -1,6 +1,9 @@
 #pragma once
 // The JSON of a phase row, shared by a measurement file, a streamed row and a prediction.
 
+#include <optional>
+#include <string>
+
 #include "iteragpu/phase_row.hpp"
 #include "mechanics/json_input.hpp"
 #include "mechanics/json_output.hpp"
@@ -42,17 +45,24 @@ inline void write_phase_counter_differences(JsonWriter& json, const AllocatorCou
       .key("peak_reserved_bytes").value(difference(end.peak_reserved_bytes, predicted_end.peak_reserved_bytes));
 }
 
-// Writes a phase row's own members (phase, repeat, forwards, times, counters) into the open
-// object: a row of a measurement file and a streamed row have the same members.
-inline void write_phase_row_members(JsonWriter& json, const PhaseRow& row) {
-  json.key("phase").value(row.phase).key("repeat");
-  if (row.repeat > 0) {
-    json.value(row.repeat);
+// Writes which row it is: phase, repeat (null for none), forwards, and a checkpoint's
+// sequence and step. Measured, streamed and predicted rows name themselves alike.
+inline void write_phase_identity(JsonWriter& json, const std::string& phase, int repeat, int forwards,
+                                 const std::string& sequence, const std::optional<int>& step) {
+  json.key("phase").value(phase).key("repeat");
+  if (repeat > 0) {
+    json.value(repeat);
   } else {
     json.null();
   }
-  json.key("forwards").value(row.forwards);
-  if (!row.sequence.empty()) json.key("sequence").value(row.sequence).key("step").value(*row.step);
+  json.key("forwards").value(forwards);
+  if (!sequence.empty()) json.key("sequence").value(sequence).key("step").value(step.value_or(0));
+}
+
+// Writes a phase row's own members (phase, repeat, forwards, times, counters) into the open
+// object: a row of a measurement file and a streamed row have the same members.
+inline void write_phase_row_members(JsonWriter& json, const PhaseRow& row) {
+  write_phase_identity(json, row.phase, row.repeat, row.forwards, row.sequence, row.step);
   json.key("host_seconds").value(row.host_seconds)
       .key("gpu_event_seconds").value(row.gpu_event_seconds);
   write_phase_counters(json, row.baseline, row.end);

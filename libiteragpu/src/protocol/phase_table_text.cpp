@@ -1,6 +1,7 @@
 #include "protocol/phase_table_text.hpp"
 
 #include <cstdio>
+#include <string>
 
 namespace iteragpu {
 namespace {
@@ -9,6 +10,11 @@ namespace {
 constexpr std::size_t kLineBytes = 512;
 
 }  // namespace
+
+std::string phase_label(const std::string& phase, const std::string& sequence, const std::optional<int>& step) {
+  if (sequence.empty()) return phase;
+  return sequence + " " + phase + (step && *step > 0 ? " " + std::to_string(*step) : "");
+}
 
 std::string phase_table_header(const std::string& middle, int phase_width) {
   char line[kLineBytes];

@@ -2,11 +2,16 @@
 // The phase table that a measurement's and a prediction's text both print: phase and repeat,
 // the columns each table adds of its own, then the six allocator counters.
 
+#include <optional>
 #include <string>
 
 #include "iteragpu/backend.hpp"
 
 namespace iteragpu {
+
+// How a row is named in the table: its phase, or for a checkpoint's rows the sequence, the
+// phase and the decode step ("warm decode 3", "cold prefill").
+std::string phase_label(const std::string& phase, const std::string& sequence, const std::optional<int>& step);
 
 // The title line. `middle` is the table's own column titles, already formatted, each after a
 // space ("" for none).

@@ -12,12 +12,15 @@
 
 #include "iteragpu/decoder_checkpoint.hpp"
 #include "iteragpu/error.hpp"
+#include "workload/decoder_allocations.hpp"
 #include "workload/configuration_bounds.hpp"
 
 namespace iteragpu {
 namespace {
 
 constexpr std::int64_t kMaxTokenIds = std::int64_t{1} << 31;  // batch × (context + new tokens)
+// SDPA's grouped-query path takes keys and values of at most this head size (decoder_module.cpp).
+constexpr std::int64_t kGroupedAttentionMaxHeadDim = 256;
 
 class DecoderWorkload final : public Workload {
  public:
@@ -73,12 +76,31 @@ class DecoderWorkload final : public Workload {
     return plan;
   }
 
-  bool predictable() const override { return false; }
+  // A checkpoint read from its folder is predicted, unless SDPA would run outside its
+  // grouped-query path (repeat_kv copies and another backend, not modelled).
+  bool predictable() const override { return prediction_refusal().empty(); }
   std::string prediction_refusal() const override {
-    return "the allocator counters of a checkpoint are not predicted yet; measure them with "
-           "iteragpu measure --model";
+    if (tensors_.empty())
+      return "a checkpoint recorded in a measurement file cannot be predicted; predict its folder";
+    const DecoderArchitecture& a = checkpoint_.architecture;
+    if (a.attention_heads != a.kv_heads && a.head_dim > kGroupedAttentionMaxHeadDim)
+      return "head_dim " + std::to_string(a.head_dim) + " is above " + std::to_string(kGroupedAttentionMaxHeadDim) +
+             ": SDPA's grouped-query path is not taken and the allocations of repeat_kv and of the "
+             "attention backend used then are not modelled; measure it with iteragpu measure --model";
+    return {};
   }
-
+  std::vector<std::string> prediction_caveats(int major, int minor) const override {
+    std::vector<std::string> caveats;
+    if (major != 9 || minor != 0)
+      caveats.push_back("the attention rows are checked on compute capability 9.0 (cuDNN attention on the H200); "
+                        "on " + std::to_string(major) + "." + std::to_string(minor) +
+                        " PyTorch may pick another SDPA backend, which can allocate more than its output "
+                        "(flash attention's log-sum-exp): prefill and decode counters may be higher");
+    if (dtype_ == "float32")
+      caveats.push_back("float32 attention runs PyTorch's memory-efficient SDPA (cuDNN attention takes 16-bit "
+                        "types only); its allocations are modelled as its output only, not checked on a GPU");
+    return caveats;
+  }
   std::string shape_text() const override {
     return "batch " + std::to_string(batch_) + ", context " + std::to_string(context_) + ", new tokens " +
            std::to_string(new_tokens_) + ", dtype " + dtype_ + ", model " + checkpoint_.architecture.architecture;
@@ -106,11 +128,28 @@ class DecoderWorkload final : public Workload {
     return spec;
   }
 
-  void allocate_model(AllocationRecorder&) const override { refuse_prediction(); }
-  void allocate_inputs(AllocationRecorder&) const override { refuse_prediction(); }
-  AllocationRecorder::Block allocate_forward(AllocationRecorder&) const override { refuse_prediction(); }
-  bool uses_cublaslt() const override { return false; }
-  std::vector<std::string> forward_rules() const override { return {}; }
+  void allocate_model(AllocationRecorder& allocator) const override {
+    allocate_decoder_weights(allocator, checkpoint_.architecture, tensors_, dtype_bytes());
+  }
+  void allocate_inputs(AllocationRecorder& allocator) const override { allocator.allocate(input_bytes()); }
+  std::unique_ptr<ForwardAllocations> forward_allocations() const override {
+    return decoder_forward_allocations(checkpoint_.architecture, batch_, context_, dtype_bytes());
+  }
+  std::uint64_t parameter_bytes() const override {
+    std::uint64_t bytes = 0;
+    for (const DecoderTensor& tensor : tensors_) {
+      std::uint64_t elements = 1;
+      for (std::int64_t dimension : tensor.shape) elements *= static_cast<std::uint64_t>(dimension);
+      bytes += elements * dtype_bytes();
+    }
+    return bytes;
+  }
+  std::uint64_t input_bytes() const override { return static_cast<std::uint64_t>(batch_ * context_) * 8; }
+  bool uses_cublaslt() const override {
+    const DecoderArchitecture& a = checkpoint_.architecture;
+    return a.qkv_bias || a.o_proj_bias || a.mlp_bias;
+  }
+  std::vector<std::string> forward_rules() const override { return decoder_allocation_rules(); }
 
   std::string heading() const override {
     return architecture_text() + ", " + dtype_ + ", token ids [" + std::to_string(batch_) + ", " +
@@ -170,7 +209,7 @@ class DecoderWorkload final : public Workload {
   }
 
  private:
-  [[noreturn]] void refuse_prediction() const { throw UsageError("model", prediction_refusal()); }
+  std::uint64_t dtype_bytes() const { return static_cast<std::uint64_t>(dtype_bytes_of(dtype_)); }
 
   std::string architecture_text() const {
     const DecoderArchitecture& a = checkpoint_.architecture;

@@ -17,6 +17,8 @@
 
 #include "iteragpu/synthetic_model.hpp"
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,35 @@ std::string architecture_text(const SyntheticModel& model) {
   return "Linear(" + std::to_string(model.width) + "→" + std::to_string(model.hidden) + ") → GELU → Linear(" +
          std::to_string(model.hidden) + "→" + std::to_string(model.width) + ")";
 }
+
+// A forward allocates the first layer's output, then GELU's, frees the first, allocates the
+// second layer's output and frees GELU's; the output stays until the protocol releases it.
+class MlpForwards final : public ForwardAllocations {
+ public:
+  explicit MlpForwards(const SyntheticModel& model) : model_(model) {}
+
+  void forward(AllocationRecorder& allocator) override {
+    const std::int64_t rows = model_.batch * model_.context;
+    const auto pre_activation = allocator.allocate(bytes(rows * model_.hidden));
+    allocator.gemm_workspaces(/*bias_fused=*/true);
+    const auto activation = allocator.allocate(bytes(rows * model_.hidden));
+    allocator.free(pre_activation);
+    output_ = allocator.allocate(bytes(rows * model_.width));
+    allocator.free(activation);
+  }
+  void release_output(AllocationRecorder& allocator) override {
+    if (output_) allocator.free(*output_);
+    output_.reset();
+  }
+
+ private:
+  std::uint64_t bytes(std::int64_t elements) const {
+    return static_cast<std::uint64_t>(elements) * static_cast<std::uint64_t>(model_.dtype_bytes);
+  }
+
+  const SyntheticModel& model_;
+  std::optional<AllocationRecorder::Block> output_;
+};
 
 class SyntheticMlp final : public Workload {
  public:
@@ -103,16 +134,11 @@ class SyntheticMlp final : public Workload {
   void allocate_inputs(AllocationRecorder& allocator) const override {
     allocator.allocate(bytes(model_.batch * model_.context * model_.width));
   }
-  AllocationRecorder::Block allocate_forward(AllocationRecorder& allocator) const override {
-    const std::int64_t rows = model_.batch * model_.context;
-    const auto pre_activation = allocator.allocate(bytes(rows * model_.hidden));
-    allocator.gemm_workspaces();
-    const auto activation = allocator.allocate(bytes(rows * model_.hidden));
-    allocator.free(pre_activation);
-    const auto output = allocator.allocate(bytes(rows * model_.width));
-    allocator.free(activation);
-    return output;
+  std::unique_ptr<ForwardAllocations> forward_allocations() const override {
+    return std::make_unique<MlpForwards>(model_);
   }
+  std::uint64_t parameter_bytes() const override { return static_cast<std::uint64_t>(model_.parameter_bytes); }
+  std::uint64_t input_bytes() const override { return static_cast<std::uint64_t>(model_.input_bytes); }
   bool uses_cublaslt() const override { return model_.width > 1 && model_.hidden > 1; }
   std::vector<std::string> forward_rules() const override {
     return {"A forward allocates the first layer's output, then GELU's, frees the first, allocates the "

@@ -22,16 +22,28 @@
 namespace iteragpu {
 
 // Where a workload's predicted allocations go: the predictor's model of PyTorch's caching
-// allocator, with the GEMM workspaces the process's first GEMM allocates.
+// allocator, with the GEMM workspaces the process's first GEMMs allocate.
 class AllocationRecorder {
  public:
   using Block = std::uint64_t;
   virtual ~AllocationRecorder() = default;
+  // A request of 0 bytes allocates nothing (PyTorch hands out no block): not passed here.
   virtual Block allocate(std::uint64_t bytes) = 0;
   virtual void free(Block block) = 0;
   // Called inside every GEMM, after its output is allocated: the first one allocates the
-  // cuBLAS workspace and, on the bias-fused cuBLASLt path, the cuBLASLt workspace.
-  virtual void gemm_workspaces() = 0;
+  // cuBLAS workspace, the first bias-fused one (at::addmm's cuBLASLt path) the cuBLASLt
+  // workspace.
+  virtual void gemm_workspaces(bool bias_fused) = 0;
+};
+
+// The allocations of one run's forwards, and what they keep from one forward to the next
+// (the synthetic MLP's output; a checkpoint's KV cache and last token).
+class ForwardAllocations {
+ public:
+  virtual ~ForwardAllocations() = default;
+  virtual void forward(AllocationRecorder& allocator) = 0;
+  // What the backend's release_output frees.
+  virtual void release_output(AllocationRecorder& allocator) = 0;
 };
 
 // One row of the protocol as a workload plans it: the row's name (phase, repeat, forwards,
@@ -55,6 +67,11 @@ class Workload {
   // is refused with UsageError(field, reason) from prediction_refusal().
   virtual bool predictable() const { return true; }
   virtual std::string prediction_refusal() const { return {}; }
+  // Why a prediction for a GPU of this compute capability may not hold (one line each).
+  virtual std::vector<std::string> prediction_caveats(int major, int minor) const {
+    (void)major, (void)minor;
+    return {};
+  }
   // The checkpoint it runs, as a measurement records it; none for the synthetic MLP.
   virtual std::optional<CheckpointRecord> checkpoint_record() const { return std::nullopt; }
 
@@ -67,8 +84,11 @@ class Workload {
   // The allocations of the backend's steps, in the order its ops make them.
   virtual void allocate_model(AllocationRecorder& allocator) const = 0;
   virtual void allocate_inputs(AllocationRecorder& allocator) const = 0;
-  // One forward; returns the block of its output, freed before the next forward.
-  virtual AllocationRecorder::Block allocate_forward(AllocationRecorder& allocator) const = 0;
+  // The forwards of one run, in the order the protocol calls them.
+  virtual std::unique_ptr<ForwardAllocations> forward_allocations() const = 0;
+  // Bytes the weights and the inputs take on the GPU (elements × the run's dtype bytes).
+  virtual std::uint64_t parameter_bytes() const = 0;
+  virtual std::uint64_t input_bytes() const = 0;
   // Whether its GEMMs take at::addmm's bias-fused cuBLASLt path (and its workspace), unless
   // the environment disables it.
   virtual bool uses_cublaslt() const = 0;

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""`iteragpu predict --model` against checkpoint measurements recorded on the H200.
+
+    checkpoint_prediction_check.py --cli BUILD/bin/iteragpu [--data tests/data/checkpoint-measurements]
+
+The predictor reads only config.json and the safetensors headers, so each checkpoint is
+written here with the recorded shape as headers over sparse data (no tensor data is
+read). Two kinds of record:
+  * a whole measurement file (llama-8b-bfloat16-h200.json): every counter of every row of
+    the prediction must equal the measurement's;
+  * h200-peak-reserved.json: the peak reserved of each cell of the H200 checkpoint
+    conformance run (README, Validation), each equal to the prediction's, or equal to the
+    difference the file records for a known exception (so a change either way is caught).
+Exit status 0 when everything matches; 1 otherwise, each difference shown.
+"""
+
+import argparse
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+# config.json fields of each recorded shape (those of tests/conformance/decoder_conformance.py).
+SHAPES = {
+    "llama-1b": dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_size=2048,
+                     intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+                     num_key_value_heads=8, head_dim=64, vocab_size=128256, max_position_embeddings=131072,
+                     rms_norm_eps=1e-5, tie_word_embeddings=True,
+                     rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 32.0,
+                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                      "original_max_position_embeddings": 8192}),
+    "qwen2-1.5b": dict(architectures=["Qwen2ForCausalLM"], model_type="qwen2", hidden_size=1536,
+                       intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
+                       num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768,
+                       rms_norm_eps=1e-6, tie_word_embeddings=True, use_sliding_window=False,
+                       rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}),
+    "qwen3-0.6b": dict(architectures=["Qwen3ForCausalLM"], model_type="qwen3", hidden_size=1024,
+                       intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
+                       num_key_value_heads=8, head_dim=128, vocab_size=151936, max_position_embeddings=40960,
+                       rms_norm_eps=1e-6, tie_word_embeddings=True, use_sliding_window=False,
+                       rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}),
+    "llama-8b": dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_size=4096,
+                     intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                     num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
+                     rms_norm_eps=1e-5, tie_word_embeddings=False,
+                     rope_parameters={"rope_type": "default", "rope_theta": 500000.0}),
+}
+SAFETENSORS_DTYPE = {"bfloat16": ("BF16", 2), "float16": ("F16", 2), "float32": ("F32", 4)}
+
+
+def tensors_of(c):
+    """(name, shape) of every tensor the architecture has, as transformers names them."""
+    hidden, heads, kv_heads = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
+    head_dim = c.get("head_dim", hidden // heads)
+    bias = c["model_type"] == "qwen2"
+    tensors = [("model.embed_tokens.weight", [c["vocab_size"], hidden])]
+    for layer in range(c["num_hidden_layers"]):
+        p = "model.layers.%d." % layer
+        for name, rows in (("q_proj", heads * head_dim), ("k_proj", kv_heads * head_dim), ("v_proj", kv_heads * head_dim)):
+            tensors.append((p + "self_attn.%s.weight" % name, [rows, hidden]))
+            if bias:
+                tensors.append((p + "self_attn.%s.bias" % name, [rows]))
+        tensors.append((p + "self_attn.o_proj.weight", [hidden, heads * head_dim]))
+        if c["model_type"] == "qwen3":
+            tensors += [(p + "self_attn.q_norm.weight", [head_dim]), (p + "self_attn.k_norm.weight", [head_dim])]
+        tensors += [(p + "mlp.gate_proj.weight", [c["intermediate_size"], hidden]),
+                    (p + "mlp.up_proj.weight", [c["intermediate_size"], hidden]),
+                    (p + "mlp.down_proj.weight", [hidden, c["intermediate_size"]]),
+                    (p + "input_layernorm.weight", [hidden]),
+                    (p + "post_attention_layernorm.weight", [hidden])]
+    tensors.append(("model.norm.weight", [hidden]))
+    if not c["tie_word_embeddings"]:
+        tensors.append(("lm_head.weight", [c["vocab_size"], hidden]))
+    return tensors
+
+
+def write_checkpoint(folder, shape, dtype):
+    """config.json and one safetensors file whose data is a hole (the predictor reads headers only)."""
+    os.makedirs(folder)
+    config = dict(SHAPES[shape], torch_dtype=dtype, dtype=dtype)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f)
+    code, size = SAFETENSORS_DTYPE[dtype]
+    header, offset = {}, 0
+    for name, dims in tensors_of(config):
+        count = 1
+        for d in dims:
+            count *= d
+        header[name] = {"dtype": code, "shape": dims, "data_offsets": [offset, offset + count * size]}
+        offset += count * size
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        f.truncate(8 + len(text) + offset)
+
+
+def predict(cli, folder, cell):
+    command = [cli, "predict", "--model", folder, "--compute-capability", "9.0", "--format", "json",
+               "--batch", str(cell["batch"]), "--context", str(cell["context"]),
+               "--new-tokens", str(cell["new_tokens"]), "--warmup", str(cell["warmup"]),
+               "--repeats", str(cell["repeats"]), "--dtype", cell["dtype"]]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit("%s exited %d: %s" % (" ".join(command), done.returncode, done.stderr.strip()))
+    return json.loads(done.stdout)
+
+
+COUNTERS = (("allocated_bytes", "baseline"), ("allocated_bytes", "end"), ("reserved_bytes", "baseline"),
+            ("reserved_bytes", "end"), ("peak_allocated_bytes", None), ("peak_reserved_bytes", None))
+
+
+def counters(row):
+    return [row[a] if b is None else row[a][b] for a, b in COUNTERS]
+
+
+def main():
+    arguments = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    arguments.add_argument("--cli", required=True)
+    arguments.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "data", "checkpoint-measurements"))
+    options = arguments.parse_args()
+    failures, checked = [], 0
+    work = tempfile.mkdtemp(prefix="iteragpu-prediction.")
+    try:
+        # Every counter of a whole measurement file.
+        measured = json.load(open(os.path.join(options.data, "llama-8b-bfloat16-h200.json")))
+        c = measured["configuration"]
+        cell = dict(batch=c["batch"], context=c["context"], new_tokens=c["new_tokens"], warmup=c["warmup"],
+                    repeats=c["repeats"], dtype=c["dtype"])
+        folder = os.path.join(work, "llama-8b-bfloat16")
+        write_checkpoint(folder, "llama-8b", c["dtype"])
+        predicted = predict(options.cli, folder, cell)
+        if len(predicted["phases"]) != len(measured["phases"]):
+            failures.append("llama-8b: %d predicted rows, %d measured" % (len(predicted["phases"]), len(measured["phases"])))
+        for index, (p, m) in enumerate(zip(predicted["phases"], measured["phases"])):
+            name = "%s %s %s" % (m.get("sequence", ""), m["phase"], m.get("step", ""))
+            if (p["phase"], p.get("sequence"), p.get("step")) != (m["phase"], m.get("sequence"), m.get("step")):
+                failures.append("llama-8b row %d: predicted %s, measured %s" % (index, p["phase"], name))
+            for (a, b), pv, mv in zip(COUNTERS, counters(p), counters(m)):
+                checked += 1
+                if pv != mv:
+                    failures.append("llama-8b row %d (%s) %s%s: predicted %d, measured %d (%+d)"
+                                    % (index, name, a, "." + b if b else "", pv, mv, pv - mv))
+        print("llama-8b bfloat16 4 x 4096: %d rows, %d counters compared with the H200 measurement"
+              % (len(measured["phases"]), checked))
+        # The peak reserved of every recorded cell.
+        record = json.load(open(os.path.join(options.data, "h200-peak-reserved.json")))
+        for cell in record["cells"]:
+            folder = os.path.join(work, "%s-%s" % (cell["shape"], cell["dtype"]))
+            if not os.path.exists(folder):
+                write_checkpoint(folder, cell["shape"], cell["dtype"])
+            peak = max(row["peak_reserved_bytes"] for row in predicted_rows(options.cli, folder, cell))
+            difference = peak - cell["peak_reserved_bytes"]
+            expected = cell.get("known_difference", 0)
+            label = "%s %s %d x %d, %d new tokens" % (cell["shape"], cell["dtype"], cell["batch"], cell["context"],
+                                                      cell["new_tokens"])
+            print("%-46s predicted %15d measured %15d difference %+d%s" % (label, peak, cell["peak_reserved_bytes"],
+                                                                         difference, " (known)" if expected else ""))
+            if difference != expected:
+                failures.append("%s: peak reserved predicted %d, measured %d (%+d; expected %+d)"
+                                % (label, peak, cell["peak_reserved_bytes"], difference, expected))
+    finally:
+        subprocess.run(["rm", "-rf", work])
+    for failure in failures[:40]:
+        print(failure)
+    print("checkpoint_prediction_check: %d differences" % len(failures))
+    return 1 if failures else 0
+
+
+def predicted_rows(cli, folder, cell):
+    return predict(cli, folder, dict(cell, warmup=cell.get("warmup", 1), repeats=cell.get("repeats", 2)))["phases"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
