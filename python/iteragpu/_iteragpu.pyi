@@ -354,6 +354,8 @@ class PhasePrediction:
     phase: str
     repeat: int
     forwards: int
+    sequence: str
+    step: Optional[int]
     baseline: AllocatorCounters
     end: AllocatorCounters
 
@@ -361,6 +363,8 @@ class MemoryPrediction(_Report):
     configuration: MeasureConfiguration
     model: SyntheticModel
     target: PredictionTarget
+    parameter_bytes: int
+    input_bytes: int
     cublaslt_used: bool
     phases: List[PhasePrediction]
     caveats: List[str]

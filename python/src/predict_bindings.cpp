@@ -52,6 +52,8 @@ void register_prediction(py::module_& m) {
       .def_readonly("phase", &PhasePrediction::phase)
       .def_readonly("repeat", &PhasePrediction::repeat, "1-based for warm_forward, 0 otherwise.")
       .def_readonly("forwards", &PhasePrediction::forwards)
+      .def_readonly("sequence", &PhasePrediction::sequence, "A checkpoint's rows: cold, warmup or warm; '' otherwise.")
+      .def_readonly("step", &PhasePrediction::step, "A checkpoint's rows: 0 for the prefill, then each decode step.")
       .def_readonly("baseline", &PhasePrediction::baseline, "AllocatorCounters before the phase.")
       .def_readonly("end", &PhasePrediction::end,
                     "AllocatorCounters after the phase, with the peaks during it.")
@@ -63,7 +65,7 @@ void register_prediction(py::module_& m) {
            })
       .def(py::pickle(
           [](const PhasePrediction& p) {
-            return py::make_tuple(p.phase, p.repeat, p.forwards, p.baseline, p.end);
+            return py::make_tuple(p.phase, p.repeat, p.forwards, p.baseline, p.end, p.sequence, p.step);
           },
           [](const py::tuple& t) {
             PhasePrediction p;
@@ -72,6 +74,8 @@ void register_prediction(py::module_& m) {
             p.forwards = t[2].cast<int>();
             p.baseline = t[3].cast<AllocatorCounters>();
             p.end = t[4].cast<AllocatorCounters>();
+            p.sequence = t[5].cast<std::string>();
+            p.step = t[6].cast<std::optional<int>>();
             return p;
           }));
 
@@ -82,6 +86,9 @@ void register_prediction(py::module_& m) {
   prediction.def_readonly("configuration", &MemoryPrediction::configuration)
       .def_readonly("model", &MemoryPrediction::model)
       .def_readonly("target", &MemoryPrediction::target)
+      .def_readonly("parameter_bytes", &MemoryPrediction::parameter_bytes,
+                    "Bytes the weights take on the GPU, in the run's dtype.")
+      .def_readonly("input_bytes", &MemoryPrediction::input_bytes)
       .def_readonly("cublaslt_used", &MemoryPrediction::cublaslt_used,
                     "Whether the bias-fused cuBLASLt GEMM (and its workspace) is used.")
       .def_readonly("phases", &MemoryPrediction::phases, "PhasePrediction list, in order.")
@@ -93,13 +100,15 @@ void register_prediction(py::module_& m) {
            })
       .def(py::pickle(
           [](const MemoryPrediction& p) {
-            // The configuration as the text it parses from; the model follows from it.
+            // The configuration as the text it parses from; the MLP follows from it. A
+            // checkpoint's folder is not read again (it need not exist where this is loaded).
             const MeasureConfiguration& c = p.configuration;
             return py::make_tuple(py::make_tuple(c.device, std::to_string(c.batch), std::to_string(c.context),
                                                  std::to_string(c.width), std::to_string(c.hidden), c.dtype,
                                                  std::to_string(c.warmup), std::to_string(c.repeats),
-                                                 std::to_string(c.seed)),
-                                  p.target, p.cublaslt_used, p.phases, p.caveats);
+                                                 std::to_string(c.seed), c.model, std::to_string(c.new_tokens)),
+                                  p.target, p.cublaslt_used, p.phases, p.caveats, p.parameter_bytes,
+                                  p.input_bytes);
           },
           [](const py::tuple& t) {
             MemoryPrediction p;
@@ -108,12 +117,22 @@ void register_prediction(py::module_& m) {
             request.device = c.at(0), request.batch = c.at(1), request.context = c.at(2);
             request.width = c.at(3), request.hidden = c.at(4), request.dtype = c.at(5);
             request.warmup = c.at(6), request.repeats = c.at(7), request.seed = c.at(8);
-            p.configuration = MeasureConfiguration::parse(request);
-            p.model = SyntheticModel::from(p.configuration);
+            if (c.at(9).empty()) {
+              p.configuration = MeasureConfiguration::parse(request);
+              p.model = SyntheticModel::from(p.configuration);
+            } else {  // the checked values of a checkpoint's configuration, as they were
+              MeasureConfiguration& k = p.configuration;
+              k.device = c.at(0), k.batch = std::stoll(c.at(1)), k.context = std::stoll(c.at(2));
+              k.width = std::stoll(c.at(3)), k.hidden = std::stoll(c.at(4)), k.dtype = c.at(5);
+              k.warmup = std::stoi(c.at(6)), k.repeats = std::stoi(c.at(7)), k.seed = std::stoull(c.at(8));
+              k.model = c.at(9), k.new_tokens = std::stoi(c.at(10));
+            }
             p.target = t[1].cast<PredictionTarget>();
             p.cublaslt_used = t[2].cast<bool>();
             p.phases = t[3].cast<std::vector<PhasePrediction>>();
             p.caveats = t[4].cast<std::vector<std::string>>();
+            p.parameter_bytes = t[5].cast<std::uint64_t>();
+            p.input_bytes = t[6].cast<std::uint64_t>();
             return p;
           }));
   add_report_methods(prediction, "prediction_html");

@@ -117,7 +117,14 @@ TEST_F(DecoderMeasurement, RowsFollowTheDecoderProtocol) {
   EXPECT_EQ(backend_->spec().dtype, "bfloat16");
   EXPECT_EQ(backend_->spec().decoder->tensors.size(), 1 + 2 * 9 + 2u);
   EXPECT_EQ(m.timing.warm_repeats, 6);  // the warm sequences' decode steps
-  EXPECT_FALSE(m.prediction.has_value());  // a checkpoint is not predicted
+  // The checkpoint is predicted before the GPU is touched, one predicted row per measured row.
+  ASSERT_TRUE(m.prediction.has_value());
+  ASSERT_EQ(m.prediction->phases.size(), m.phases.size());
+  for (std::size_t index = 0; index < m.phases.size(); ++index) {
+    EXPECT_EQ(m.prediction->phases[index].phase, m.phases[index].phase) << index;
+    EXPECT_EQ(m.prediction->phases[index].sequence, m.phases[index].sequence) << index;
+    EXPECT_EQ(m.prediction->phases[index].step, m.phases[index].step) << index;
+  }
 }
 
 TEST_F(DecoderMeasurement, CountersGrowPerDecodeStepAndDropBeforeEachPrefill) {
@@ -350,15 +357,22 @@ TEST_F(DecoderMeasurement, ShortSlidingWindowIsRefusedBeforeTheBackend) {
   EXPECT_EQ(MeasureConfiguration::parse(r).context, 4);
 }
 
-TEST_F(DecoderMeasurement, PredictionOfACheckpointIsRefused) {
-  const MeasureConfiguration configuration = MeasureConfiguration::parse(request());
-  try {
-    MemoryPredictor::predict(configuration, PredictionTarget{});
-    ADD_FAILURE() << "a checkpoint was predicted";
-  } catch (const UsageError& error) {
-    EXPECT_EQ(error.field(), "model") << error.what();
-    EXPECT_NE(error.reason().find("not predicted"), std::string::npos) << error.what();
-  }
+TEST_F(DecoderMeasurement, PredictionOfACheckpointHasItsRowsAndItsCacheGrowth) {
+  const MemoryPrediction prediction =
+      MemoryPredictor::predict(MeasureConfiguration::parse(request()), PredictionTarget::from_table(9, 0));
+  ASSERT_EQ(prediction.phases.size(), 2u + 4 * 4);  // weights_load, inputs, 4 sequences of prefill + 3 steps
+  EXPECT_EQ(prediction.phases[0].phase, "weights_load");
+  const PhasePrediction& prefill = prediction.phases[2];
+  EXPECT_EQ(prefill.phase, "prefill");
+  EXPECT_EQ(prefill.sequence, "cold");
+  // Each decode step leaves the cache one position longer: keys and values of every layer.
+  const PhasePrediction& first = prediction.phases[3];
+  const PhasePrediction& second = prediction.phases[4];
+  EXPECT_EQ(first.step, 1);
+  EXPECT_GE(second.end.allocated_bytes, first.end.allocated_bytes);
+  EXPECT_GT(prefill.end.peak_allocated_bytes, prefill.end.allocated_bytes);  // the forward's temporaries
+  EXPECT_GT(prediction.parameter_bytes, 0u);
+  EXPECT_EQ(prediction.input_bytes, 1u * 8 * 8);  // batch × context token ids, int64
 }
 
 // --- the fake backend's MLP is unchanged by a checkpoint run on the same object -------------

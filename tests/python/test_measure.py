@@ -382,7 +382,9 @@ def test_checkpoint_measured_through_the_test_double(tmp_path, fake_backend):
     assert measurement.configuration.dtype == "bfloat16"  # the checkpoint's
     assert measurement.checkpoint.architecture.layers == 2
     assert measurement.decoder_run.first_sequence_tokens == [1, 2, 3]
-    assert measurement.prediction is None
+    # Predicted before the GPU was touched: one predicted row per measured row.
+    assert ([(r.phase, r.sequence, r.step) for r in measurement.prediction.phases]
+            == [(r.phase, r.sequence, r.step) for r in measurement.phases])
     assert measurement.to_dict() == json.loads(output.read_text())
     html = measurement._repr_html_()
     assert "LlamaForCausalLM (2 layers" in html and "warm #2 decode 2" in html

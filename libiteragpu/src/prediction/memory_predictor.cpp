@@ -197,8 +197,8 @@ std::vector<std::string> prediction_rules(const Workload& workload) {
       "at least 512 bytes (small pool) or more than 1 MiB (large pool), else the whole block is "
       "handed out and counted as allocated. Freed blocks merge with free neighbours; segments "
       "are never released.",
-      "The first GEMM allocates, after its output, the cuBLAS workspace and (bias-fused cuBLASLt "
-      "path) the cuBLASLt workspace; both stay allocated.",
+      "The first GEMM allocates, after its output, the cuBLAS workspace, and the first bias-fused "
+      "GEMM (cuBLASLt path) the cuBLASLt workspace; both stay allocated.",
   };
   for (std::string& rule : workload.forward_rules()) rules.push_back(std::move(rule));
   return rules;
