@@ -162,7 +162,8 @@ def environment(*, device=None, output=None, backend_path=None):
 
 
 def predict(*, device=None, compute_capability=None, batch=None, context=None, width=None,
-            hidden=None, dtype=None, warmup=None, repeats=None, seed=None, backend_path=None):
+            hidden=None, dtype=None, warmup=None, repeats=None, seed=None, backend_path=None,
+            model=None, new_tokens=None):
     """The allocator counters measure() will record with the same options, phase by phase,
     predicted from PyTorch's caching-allocator rules before any GPU is touched.
 
@@ -175,6 +176,9 @@ def predict(*, device=None, compute_capability=None, batch=None, context=None, w
         batch, context, width, hidden, dtype, warmup, repeats, seed: as for measure()
             (None keeps measure()'s default).
         backend_path: an explicit LibTorch backend plugin file (with device).
+        model, new_tokens: a local checkpoint folder (config.json and safetensors headers
+            are read, no tensor data) and its decode steps, as for measure(model=...): every
+            prefill and decode row is predicted.
 
     Returns:
         MemoryPrediction: ``to_dict()`` equals ``iteragpu predict --format json``.
@@ -185,7 +189,7 @@ def predict(*, device=None, compute_capability=None, batch=None, context=None, w
     """
     options = {"batch": batch, "context": context, "width": width, "hidden": hidden,
                "dtype": dtype, "warmup": warmup, "repeats": repeats, "seed": seed,
-               "backend_path": backend_path}
+               "backend_path": backend_path, "model": model, "new_tokens": new_tokens}
     request = MeasureRequest(device="" if device is None else device,
                              **{k: v for k, v in options.items() if v is not None})
     if compute_capability is not None and not isinstance(compute_capability, str):

@@ -97,7 +97,8 @@ def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[s
             batch: Optional[int] = ..., context: Optional[int] = ..., width: Optional[int] = ...,
             hidden: Optional[int] = ..., dtype: Optional[str] = ..., warmup: Optional[int] = ...,
             repeats: Optional[int] = ..., seed: Optional[int] = ...,
-            backend_path: Optional[PathArg] = ...) -> MemoryPrediction: ...
+            backend_path: Optional[PathArg] = ..., model: Optional[PathArg] = ...,
+            new_tokens: Optional[int] = ...) -> MemoryPrediction: ...
 
 def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
             width: IntText = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,

@@ -83,3 +83,23 @@ def test_every_measurement_carries_its_prediction(fake_backend):
     assert first["difference"]["allocated_bytes"]["end"] == (
         first["allocated_bytes"]["end"] - first["predicted"]["allocated_bytes"]["end"])
     assert "counters exact" in measurement._repr_html_()
+
+
+def test_a_checkpoint_is_predicted_as_the_cli_predicts_it(tmp_path, cli, schema_validator):
+    from test_measure import write_tiny_llama
+
+    model = tmp_path / "tiny-llama"
+    write_tiny_llama(model)
+    prediction = iteragpu.predict(compute_capability="9.0", model=model, new_tokens=2, batch=2, context=4)
+    completed = cli("predict", "--compute-capability", "9.0", "--model", str(model), "--new-tokens", "2",
+                    "--batch", "2", "--context", "4", "--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    assert prediction.to_dict() == json.loads(completed.stdout)
+    schema_validator(prediction.to_dict(), "prediction")
+    rows = [(row.phase, row.sequence, row.repeat, row.step) for row in prediction.phases]
+    assert rows[:4] == [("weights_load", "", 0, None), ("inputs", "", 0, None), ("prefill", "cold", 0, 0),
+                        ("decode", "cold", 0, 1)]
+    assert rows[-1] == ("decode", "warm", 2, 2)
+    assert prediction.input_bytes == 2 * 4 * 8  # int64 token ids
+    assert pickle.loads(pickle.dumps(prediction)).to_dict() == prediction.to_dict()
+    assert "warm #2 decode 2" in prediction._repr_html_()

@@ -66,7 +66,7 @@ def close_figure(figure):
 
 def row_label(row):
     """A phase row's name: "warm_forward #2" for a repeat; a checkpoint's "warm #2 decode 3"."""
-    sequence = getattr(row, "sequence", "")  # measured rows of a checkpoint only
+    sequence = getattr(row, "sequence", "")  # a checkpoint's rows, measured or predicted
     if sequence:
         step = f" {row.step}" if row.step else ""
         return f"{sequence}{f' #{row.repeat}' if row.repeat else ''} {row.phase}{step}"
