@@ -4,6 +4,8 @@
 #include "commands.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/package_calculator.hpp"
+#include "iteragpu/package_fit.hpp"
+#include "model_options.hpp"
 
 namespace iteragpu::cli {
 namespace {
@@ -11,7 +13,31 @@ namespace {
 constexpr const char* kSummary =
     "Prices a rental package from a catalog (the shipped one holds illustrative, invented\n"
     "prices) and, with --accepted-results, the exact cost per accepted result.\n"
-    "Example: iteragpu packages --gpu b200 --days 7 --lots 2 --accepted-results 3";
+    "With --model, which packages' GPU holds that checkpoint at --batch and --context: the\n"
+    "predicted peak reserved bytes plus the memory outside the allocator, against each GPU\n"
+    "model's memory; with --days the price, and with --measurement a measured decode rate's\n"
+    "cost per million generated tokens.\n"
+    "Examples: iteragpu packages --gpu b200 --days 7 --lots 2 --accepted-results 3\n"
+    "          iteragpu packages --model ./Llama-3-8B --batch 4 --context 4096 --days 7";
+
+// `packages --model`: the fit of a checkpoint on each catalog GPU model.
+int run_package_fit(const po::variables_map& values, const PackageCalculator& calculator, bool json) {
+  for (const char* quote_option : {"gpu", "lots", "accepted-results", "list"})
+    if (values.count(quote_option))
+      throw UsageError("model", std::string("judges every GPU model of the catalog and takes no --") + quote_option);
+  PackageFitRequest request;
+  request.configuration = measure_configuration_from(values, /*output_required=*/false);
+  request.configuration.device.clear();
+  if (values.count("days")) request.days = option_text(values, "days");
+  if (values.count("measurement")) {
+    request.measurement_file = option_text(values, "measurement");
+    if (!request.days) throw UsageError("measurement", "prices tokens and needs --days (3, 7 or 30)");
+  }
+  const std::string memory_path = shipped_gpu_memory_path();
+  const PackageFitReport report = fit_packages(request, calculator, load_gpu_memory(memory_path), memory_path);
+  print_report(json ? report.to_json() : report.to_text());
+  return 0;
+}
 
 // The only place where options become a QuoteRequest; absent options keep its defaults.
 QuoteRequest quote_request_from(const po::variables_map& values) {
@@ -41,8 +67,20 @@ int run_packages(const std::vector<std::string>& args) {
        "unit cost is not computed)")
       ("catalog", po::value<std::string>(),
        "catalog CSV with your own prices (default: the shipped illustrative catalog)")
-      ("list", "print the catalog instead of a quote");
+      ("list", "print the catalog instead of a quote")
+      ("measurement", po::value<std::string>(),
+       "with --model and --days: a measure --model file of the same checkpoint and configuration; "
+       "its decode rate prices a million generated tokens on the GPU model it was measured on");
   // clang-format on
+  po::options_description model("Fit of a checkpoint (--model)");
+  model.add_options()
+      ("batch", po::value<std::string>(), "input batch size (default 1)")
+      ("context", po::value<std::string>(), "prompt positions (default 16)")
+      ("dtype", po::value<std::string>(), "float32, float16 or bfloat16 (default the checkpoint's)")
+      ("warmup", po::value<std::string>(), "warm-up sequences, as measure counts them (default 1)")
+      ("repeats", po::value<std::string>(), "measured sequences (default 2)");
+  add_checkpoint_options(model);
+  options.add(model);
   const ParsedOptions parsed = parse_options("packages", options, args);
   if (parsed.help_requested) {
     print_help("packages", kSummary, options);
@@ -50,6 +88,14 @@ int run_packages(const std::vector<std::string>& args) {
   }
   const po::variables_map& values = parsed.values;
   const bool json = parsed.format == OutputFormat::kJson;
+  if (values.count("model")) {
+    const PackageCalculator calculator =
+        values.count("catalog") ? PackageCalculator(Catalog::load(option_text(values, "catalog"))) : PackageCalculator();
+    return run_package_fit(values, calculator, json);
+  }
+  for (const char* model_option : {"batch", "context", "dtype", "warmup", "repeats", "new-tokens", "measurement"})
+    if (values.count(model_option))
+      throw UsageError(model_option, "needs --model (a checkpoint whose fit on each GPU to judge)");
 
   const bool listing = values.count("list") > 0;
   if (listing) {

@@ -154,6 +154,11 @@ def _real_outputs(cli, tmp_path, fake_backend):
     header = json.dumps({"w": {"dtype": "F16", "shape": [2, 2], "data_offsets": [0, 8]}}).encode()
     checkpoint.write_bytes(len(header).to_bytes(8, "little") + header + bytes(8))
     outputs["checkpoint-estimate"] = run("estimate", "--checkpoint", str(checkpoint), "--format", "json")
+    from test_measure import write_tiny_llama
+
+    write_tiny_llama(tmp_path / "tiny-llama")
+    outputs["package-fit"] = run("packages", "--model", str(tmp_path / "tiny-llama"), "--batch", "2",
+                                 "--context", "8", "--days", "7", "--format", "json")
     kit = tmp_path / "kit"
     kit.mkdir()
     (kit / "a.txt").write_text("abc")

@@ -157,6 +157,11 @@ struct GeneratedTokensCost {
   static const char* method();   // how it is computed, the rate turned exact, the rounding
 };
 
+// The cost per million generated tokens at `rate`, measured on `measured_gpu`, for the
+// package `quote` prices.
+GeneratedTokensCost generated_tokens_cost(const std::string& measured_gpu, const MeasuredDecodeRate& rate,
+                                          const Quote& quote);
+
 struct ResultCost {
   ResultRow row;
   Quote quote;  // package price; quote.unit_cost is null when nothing was accepted

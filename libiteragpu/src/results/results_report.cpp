@@ -58,14 +58,29 @@ Decimal exact_shortest_decimal(double value) {
   return exact::normalized(Decimal{mantissa, static_cast<unsigned>(scale)});
 }
 
-// The package price per GPU-hour over the tokens one GPU generates in an hour at the measured
-// rate, per million tokens; none without a decode rate or without the GPU it was measured on.
-std::optional<GeneratedTokensCost> generated_tokens_cost(const ResultRow& row, const Quote& quote) {
+// A row's cost per million generated tokens; none without a decode rate or without the GPU
+// it was measured on.
+std::optional<GeneratedTokensCost> row_tokens_cost(const ResultRow& row, const Quote& quote) {
   if (!row.decode_rate || row.measured_device.empty()) return std::nullopt;
+  return generated_tokens_cost(row.measured_device, *row.decode_rate, quote);
+}
+
+// "LlamaForCausalLM, bfloat16, batch 4, context 4096, 16 new tokens"
+std::string decode_run_text(const MeasuredDecodeRate& rate) {
+  return printable(rate.architecture) + ", " + rate.dtype + ", batch " + std::to_string(rate.batch) +
+         ", context " + std::to_string(rate.context) + ", " + std::to_string(rate.new_tokens) + " new tokens";
+}
+
+}  // namespace
+
+// The package price per GPU-hour over the tokens one GPU generates in an hour at the measured
+// rate, per million tokens.
+GeneratedTokensCost generated_tokens_cost(const std::string& measured_gpu, const MeasuredDecodeRate& rate_measured,
+                                          const Quote& quote) {
   GeneratedTokensCost cost;
-  cost.measured_gpu = row.measured_device;
-  cost.rate = *row.decode_rate;
-  const Decimal rate = exact_shortest_decimal(row.decode_rate->decode_tokens_per_second);  // mantissa / 10^scale
+  cost.measured_gpu = measured_gpu;
+  cost.rate = rate_measured;
+  const Decimal rate = exact_shortest_decimal(rate_measured.decode_tokens_per_second);  // mantissa / 10^scale
   cost.decode_tokens_per_second = exact::to_exact(rate);
   cost.gpu_hours = quote.total_gpus * quote.entry.days * 24;
   // cents = total_cents / gpu_hours / (rate × 3600) × 10^6
@@ -80,14 +95,6 @@ std::optional<GeneratedTokensCost> generated_tokens_cost(const ResultRow& row, c
   cost.display_usd = fraction.display_usd;
   return cost;
 }
-
-// "LlamaForCausalLM, bfloat16, batch 4, context 4096, 16 new tokens"
-std::string decode_run_text(const MeasuredDecodeRate& rate) {
-  return printable(rate.architecture) + ", " + rate.dtype + ", batch " + std::to_string(rate.batch) +
-         ", context " + std::to_string(rate.context) + ", " + std::to_string(rate.new_tokens) + " new tokens";
-}
-
-}  // namespace
 
 const char* GeneratedTokensCost::method() {
   return "The cost per million generated tokens is the package price per GPU-hour (the package "
@@ -119,7 +126,7 @@ ResultsReport report_results(const ResultsTable& table, const PackageCalculator&
     // Nothing accepted: there is no cost per result (null), never a division by zero.
     if (row.units_accepted_distinct > 0) request.accepted_results = std::to_string(row.units_accepted_distinct);
     const Quote quote = calculator.quote(request);
-    report.rows.push_back({row, quote, generated_tokens_cost(row, quote)});
+    report.rows.push_back({row, quote, row_tokens_cost(row, quote)});
   }
   const auto before = [sort](const ResultCost& a, const ResultCost& b) {
     switch (sort) {

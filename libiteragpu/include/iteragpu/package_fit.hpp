@@ -1,0 +1,75 @@
+#pragma once
+// Which rental packages' GPU holds a checkpoint at a batch and context, before renting: the
+// predicted peak reserved bytes of `measure --model` (MemoryPredictor) plus the GPU memory
+// the process holds outside the caching allocator (the CUDA context and libraries), against
+// each GPU model's memory (data/gpu-memory.csv); and, with a decode rate measured on that
+// GPU model, the cost per million generated tokens. One GPU per model instance: splitting a
+// model over several GPUs is not modelled.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "iteragpu/measure_configuration.hpp"
+#include "iteragpu/memory_predictor.hpp"
+#include "iteragpu/package_calculator.hpp"
+#include "iteragpu/results_table.hpp"
+
+namespace iteragpu {
+
+// One row of data/gpu-memory.csv: a catalog GPU model's memory.
+struct GpuMemory {
+  std::string gpu;                 // the catalog's key ("h200")
+  std::string compute_capability;  // "9.0"; empty for a GPU the predictor does not model (ROCm)
+  std::uint64_t memory_bytes = 0;  // total memory
+  std::string memory_source;       // "measured: ..." or "vendor: ..."
+  std::uint64_t outside_allocator_bytes = 0;  // the process's GPU memory outside the allocator
+  std::string outside_allocator_source;       // "measured: ..." or "allowance: ..."
+  int line = 0;
+
+  bool memory_measured() const { return memory_source.rfind("measured", 0) == 0; }
+};
+
+// Reads the table strictly (DataFileError "file:line: reason"); the shipped one by default.
+std::vector<GpuMemory> load_gpu_memory(const std::string& path);
+std::string shipped_gpu_memory_path();
+
+struct PackageFitRequest {
+  MeasureConfiguration configuration;  // model, batch, context, new_tokens, dtype, warmup, repeats
+  std::optional<std::string> days;     // the package duration priced, "3", "7" or "30"; none: no prices
+  // A checkpoint measurement (measure --model) of the same model and configuration: its
+  // decode rate prices the tokens on the GPU model it was measured on.
+  std::string measurement_file;
+};
+
+struct PackageFit {
+  enum class Verdict { kFits, kDoesNotFit, kUncertain, kNotAssessed };
+  GpuMemory memory;
+  std::string gpu_name;
+  Verdict verdict = Verdict::kNotAssessed;
+  std::uint64_t predicted_peak_reserved_bytes = 0;
+  std::uint64_t required_bytes = 0;  // predicted peak reserved + outside the allocator
+  std::int64_t headroom_bytes = 0;   // memory − required (negative: short by that much)
+  std::string reason;                // why the verdict (always set)
+  std::optional<Quote> quote;        // with days: one lot's price for that duration
+  std::optional<GeneratedTokensCost> tokens_cost;  // with a decode rate measured on this GPU model
+};
+
+struct PackageFitReport {
+  PackageFitRequest request;
+  std::string heading;  // the checkpoint and configuration, as predict names them
+  std::string catalog_path, gpu_memory_path;
+  std::vector<PackageFit> packages;  // one per catalog GPU model, in catalog order
+  std::vector<std::string> caveats;  // of the predictions used
+
+  std::string to_json() const;  // schema "iteragpu.package-fit"
+  std::string to_text() const;
+};
+
+// Predicts once per compute capability and judges every GPU model of `calculator`'s catalog.
+// UsageError for a configuration without a model or a measurement that is not of it.
+PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCalculator& calculator,
+                              const std::vector<GpuMemory>& gpu_memory, const std::string& gpu_memory_path);
+
+}  // namespace iteragpu

@@ -1,0 +1,370 @@
+// Which packages' GPU holds a checkpoint (package_fit.hpp): one prediction per compute
+// capability, each GPU model's memory from data/gpu-memory.csv, and the cost per million
+// generated tokens from a decode rate measured on that GPU model.
+
+#include "iteragpu/package_fit.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "iteragpu/decoder_checkpoint.hpp"
+#include "iteragpu/error.hpp"
+#include "iteragpu/measurement.hpp"
+#include "iteragpu/printable_text.hpp"
+#include "mechanics/csv_reader.hpp"
+#include "mechanics/json_output.hpp"
+#include "mechanics/quantity_parser.hpp"
+#include "mechanics/shipped_data.hpp"
+#include "workload/configuration_json.hpp"
+#include "workload/workload.hpp"
+
+namespace iteragpu {
+namespace {
+
+constexpr const char* kFitSchema = "iteragpu.package-fit";
+constexpr int kFitSchemaVersion = 1;
+const std::vector<std::string> kGpuMemoryHeader = {"gpu", "compute_capability", "memory_bytes", "memory_source",
+                                                   "outside_allocator_bytes", "outside_allocator_source"};
+// A GPU whose memory is a vendor's nominal figure fits only with this much headroom (per
+// thousand of its memory): the runtime keeps part of the nominal memory back (the H200
+// reports 139.8 GiB of a nominal 141, 0.85 % less). Within it the answer is "uncertain".
+constexpr std::uint64_t kVendorMarginPerMille = 20;
+
+std::uint64_t byte_count(const CsvRecord& record, std::size_t column, const std::string& path) {
+  try {
+    return parse_whole_number_up_to_uint64(record.fields[column], kGpuMemoryHeader[column]);
+  } catch (const UsageError& error) {
+    throw data_file_error(path, record.line, error.field() + ": " + error.reason());
+  }
+}
+
+const char* verdict_name(PackageFit::Verdict verdict) {
+  switch (verdict) {
+    case PackageFit::Verdict::kFits: return "fits";
+    case PackageFit::Verdict::kDoesNotFit: return "does not fit";
+    case PackageFit::Verdict::kUncertain: return "uncertain";
+    case PackageFit::Verdict::kNotAssessed: return "not assessed";
+  }
+  return "";
+}
+
+std::string grouped(std::uint64_t value) {
+  std::string digits = std::to_string(value), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string gib(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+// The decode rate of a checkpoint measurement of this very model and configuration.
+struct MeasuredRate {
+  std::string device;
+  MeasuredDecodeRate rate;
+};
+
+MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& configuration,
+                           const DecoderCheckpoint& checkpoint) {
+  Measurement measurement;
+  try {
+    measurement = Measurement::read(path);
+  } catch (const NotAMeasurement& error) {
+    throw UsageError("measurement", quoted_for_message(path) + " is not an iteragpu measurement (" +
+                                        error.problem() + "); expected the JSON file of iteragpu measure --model");
+  }
+  auto refuse = [&](const std::string& why) {
+    throw UsageError("measurement", quoted_for_message(path) + " " + why +
+                                        "; expected a measure --model run of the same checkpoint, batch, "
+                                        "context, new tokens and dtype");
+  };
+  if (!measurement.checkpoint) refuse("measured the synthetic MLP, not a checkpoint");
+  if (measurement.environment.from_other_than_libtorch())
+    refuse("was made by a test double (scripted figures, not a GPU)");
+  const CheckpointRecord& record = *measurement.checkpoint;
+  const MeasureConfiguration& measured = measurement.configuration;
+  auto differs = [&](const char* what, const std::string& measured_value, const std::string& asked) {
+    if (measured_value != asked)
+      refuse("has " + std::string(what) + " " + printable(measured_value) + ", not " + printable(asked));
+  };
+  const DecoderArchitecture& a = checkpoint.architecture;
+  differs("architecture", record.architecture.architecture, a.architecture);
+  differs("parameter count", std::to_string(record.parameter_count), std::to_string(checkpoint.parameter_count));
+  differs("layers", std::to_string(record.architecture.layers), std::to_string(a.layers));
+  differs("hidden size", std::to_string(record.architecture.hidden_size), std::to_string(a.hidden_size));
+  differs("batch", std::to_string(measured.batch), std::to_string(configuration.batch));
+  differs("context", std::to_string(measured.context), std::to_string(configuration.context));
+  differs("new tokens", std::to_string(measured.new_tokens), std::to_string(configuration.new_tokens));
+  differs("dtype", measured.dtype, configuration.dtype);
+  const std::optional<double> rate =
+      measurement.decoder_run ? measurement.decoder_run->decode_tokens_per_second : std::nullopt;
+  if (!rate || !(*rate > 0)) refuse("has no decode rate");
+  const GpuDevice* gpu = measurement.environment.selected_gpu();
+  if (gpu == nullptr) refuse("names no GPU");
+  MeasuredRate result;
+  result.device = gpu->name;
+  result.rate.architecture = record.architecture.architecture;
+  result.rate.dtype = measured.dtype;
+  result.rate.batch = measured.batch;
+  result.rate.context = measured.context;
+  result.rate.new_tokens = measured.new_tokens;
+  result.rate.decode_tokens_per_second = *rate;
+  return result;
+}
+
+}  // namespace
+
+std::vector<GpuMemory> load_gpu_memory(const std::string& path) {
+  const CsvTable table = read_csv_file(path);
+  if (table.header.fields != kGpuMemoryHeader)
+    throw data_file_error(path, table.header.line, "header is not 'gpu,compute_capability,memory_bytes,"
+                                                   "memory_source,outside_allocator_bytes,outside_allocator_source'");
+  std::vector<GpuMemory> rows;
+  std::set<std::string> seen;
+  for (const CsvRecord& record : table.rows) {
+    GpuMemory row;
+    row.line = record.line;
+    row.gpu = record.fields[0];
+    if (row.gpu.empty()) throw data_file_error(path, record.line, "gpu: empty");
+    if (!seen.insert(row.gpu).second) throw data_file_error(path, record.line, "gpu " + row.gpu + " is listed twice");
+    row.compute_capability = record.fields[1];
+    int major = 0, minor = 0;
+    if (!row.compute_capability.empty() && !parse_compute_capability(row.compute_capability, major, minor))
+      throw data_file_error(path, record.line, "compute_capability: '" + row.compute_capability +
+                                                   "' is not MAJOR.MINOR (or empty for a GPU not assessed)");
+    row.memory_bytes = byte_count(record, 2, path);
+    if (row.memory_bytes == 0) throw data_file_error(path, record.line, "memory_bytes: 0");
+    row.memory_source = record.fields[3];
+    row.outside_allocator_bytes = byte_count(record, 4, path);
+    row.outside_allocator_source = record.fields[5];
+    for (const std::string* source : {&row.memory_source, &row.outside_allocator_source})
+      if (source->empty()) throw data_file_error(path, record.line, "a source column is empty: say where the figure comes from");
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string shipped_gpu_memory_path() { return shipped_data_path("gpu-memory.csv", "GPU memory table"); }
+
+PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCalculator& calculator,
+                              const std::vector<GpuMemory>& gpu_memory, const std::string& gpu_memory_path) {
+  if (request.configuration.model.empty())
+    throw UsageError("model", "required: the checkpoint folder whose fit to judge");
+  const MeasureConfiguration configuration = request.configuration.checked();
+  PackageFitReport report;
+  report.request = request;
+  report.request.configuration = configuration;
+  report.catalog_path = calculator.catalog().path();
+  report.gpu_memory_path = gpu_memory_path;
+
+  std::optional<MeasuredRate> rate;
+  if (!request.measurement_file.empty())
+    rate = measured_rate(request.measurement_file, configuration, DecoderCheckpoint::read(configuration.model));
+
+  // A duration is priced where the catalog has it; one it never has is a mistake.
+  std::set<std::pair<std::string, std::string>> priced_durations;  // (gpu, days)
+  std::set<int> durations;
+  for (const CatalogEntry& entry : calculator.catalog().entries()) {
+    priced_durations.emplace(entry.gpu, std::to_string(entry.days));
+    durations.insert(entry.days);
+  }
+  if (request.days && std::none_of(durations.begin(), durations.end(),
+                                   [&](int days) { return std::to_string(days) == *request.days; })) {
+    std::string accepted;
+    for (int days : durations) accepted += (accepted.empty() ? "" : ", ") + std::to_string(days);
+    throw UsageError("days", quoted_for_message(*request.days) + " is not a duration of the catalog; expected " +
+                                 accepted);
+  }
+
+  std::map<std::string, const GpuMemory*> memory_of;
+  for (const GpuMemory& row : gpu_memory) memory_of[row.gpu] = &row;
+  std::map<std::string, MemoryPrediction> prediction_of;  // by compute capability
+  std::set<std::string> priced;
+  for (const CatalogEntry& entry : calculator.catalog().entries()) {
+    if (!priced.insert(entry.gpu).second) continue;  // one row per GPU model
+    PackageFit fit;
+    fit.gpu_name = entry.gpu_name;
+    fit.memory.gpu = entry.gpu;
+    const auto found = memory_of.find(entry.gpu);
+    if (found == memory_of.end()) {
+      fit.reason = "the GPU memory table has no row for " + entry.gpu;
+      report.packages.push_back(std::move(fit));
+      continue;
+    }
+    fit.memory = *found->second;
+    if (request.days && priced_durations.count({entry.gpu, *request.days}))
+      fit.quote = calculator.quote({entry.gpu, *request.days, "1", std::nullopt});
+    if (fit.memory.compute_capability.empty()) {
+      fit.reason = fit.memory.outside_allocator_source;
+      report.packages.push_back(std::move(fit));
+      continue;
+    }
+    auto predicted = prediction_of.find(fit.memory.compute_capability);
+    if (predicted == prediction_of.end()) {
+      predicted = prediction_of.emplace(fit.memory.compute_capability,
+                                        MemoryPredictor::predict(configuration, PredictionTarget::resolve(
+                                                                     "", fit.memory.compute_capability))).first;
+      for (const std::string& caveat : predicted->second.caveats)
+        if (std::find(report.caveats.begin(), report.caveats.end(), caveat) == report.caveats.end())
+          report.caveats.push_back(caveat);
+    }
+    for (const PhasePrediction& row : predicted->second.phases)
+      fit.predicted_peak_reserved_bytes = std::max(fit.predicted_peak_reserved_bytes, row.end.peak_reserved_bytes);
+    fit.required_bytes = fit.predicted_peak_reserved_bytes + fit.memory.outside_allocator_bytes;
+    fit.headroom_bytes = static_cast<std::int64_t>(fit.memory.memory_bytes) - static_cast<std::int64_t>(fit.required_bytes);
+    const bool measured = fit.memory.memory_measured() && fit.memory.outside_allocator_source.rfind("measured", 0) == 0;
+    const std::uint64_t margin = measured ? 0 : fit.memory.memory_bytes / 1000 * kVendorMarginPerMille;
+    if (fit.headroom_bytes < 0) {
+      fit.verdict = PackageFit::Verdict::kDoesNotFit;
+      fit.reason = "short by " + grouped(static_cast<std::uint64_t>(-fit.headroom_bytes)) + " bytes";
+    } else if (static_cast<std::uint64_t>(fit.headroom_bytes) < margin) {
+      fit.verdict = PackageFit::Verdict::kUncertain;
+      fit.reason = "within 2 % of a vendor's nominal figure: the runtime may report less";
+    } else {
+      fit.verdict = PackageFit::Verdict::kFits;
+      fit.reason = measured ? "memory and the footprint outside the allocator measured on this GPU model"
+                            : "memory a vendor figure, the footprint outside the allocator an allowance";
+    }
+    if (rate && fit.quote && entry.covers_device(rate->device))
+      fit.tokens_cost = generated_tokens_cost(rate->device, rate->rate, *fit.quote);
+    report.packages.push_back(std::move(fit));
+  }
+  report.heading = workload_for(configuration)->heading();
+  return report;
+}
+
+std::string PackageFitReport::to_text() const {
+  const MeasureConfiguration& c = request.configuration;
+  std::string text = "Which GPU holds " + heading + "\n";
+  text += "Needed on one GPU: the predicted peak reserved bytes (iteragpu predict --model, per compute capability) "
+          "plus the process's memory outside the caching allocator (CUDA context and libraries).\n";
+  text += "GPU memory: " + gpu_memory_path + "\nCatalog: " + catalog_path + "\n\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-13s %-4s %18s %18s %18s %-13s %s\n", "gpu", "cc", "memory", "needed",
+                "headroom", "verdict", request.days ? "per million tokens" : "");
+  text += line;
+  for (const PackageFit& fit : packages) {
+    const std::string headroom = fit.verdict == PackageFit::Verdict::kNotAssessed
+                                     ? "-"
+                                     : (fit.headroom_bytes < 0 ? "-" : "") +
+                                           grouped(static_cast<std::uint64_t>(std::llabs(fit.headroom_bytes)));
+    std::string cost;
+    if (fit.tokens_cost) cost = "$" + fit.tokens_cost->display_usd;
+    else if (request.days) cost = "-";
+    std::snprintf(line, sizeof line, "%-13s %-4s %18s %18s %18s %-13s %s\n", fit.memory.gpu.c_str(),
+                  fit.memory.compute_capability.empty() ? "-" : fit.memory.compute_capability.c_str(),
+                  grouped(fit.memory.memory_bytes).c_str(),
+                  fit.required_bytes ? grouped(fit.required_bytes).c_str() : "-", headroom.c_str(),
+                  verdict_name(fit.verdict), cost.c_str());
+    text += line;
+  }
+  text += "\nWhy:\n";
+  for (const PackageFit& fit : packages) {
+    text += "  " + fit.memory.gpu + ": " + fit.reason;
+    if (fit.required_bytes) text += " (needed " + gib(fit.required_bytes) + " of " + gib(fit.memory.memory_bytes) + ")";
+    text += "\n";
+  }
+  // Where each figure comes from, each source once with the GPU models it is used for.
+  std::vector<std::pair<std::string, std::string>> sources;  // (source, gpus)
+  auto add_source = [&sources](const std::string& source, const std::string& gpu) {
+    for (auto& [text, gpus] : sources)
+      if (text == source) return void(gpus += ", " + gpu);
+    sources.emplace_back(source, gpu);
+  };
+  for (const PackageFit& fit : packages) {
+    add_source("memory " + fit.memory.memory_source, fit.memory.gpu);
+    add_source("outside the allocator " + fit.memory.outside_allocator_source, fit.memory.gpu);
+  }
+  text += "Sources:\n";
+  for (const auto& [source, gpus] : sources) text += "  " + gpus + ": " + source + "\n";
+  if (request.days) {
+    text += "\nPrices: " + *request.days + "-day packages, one lot; ";
+    text += "the shipped catalog's prices are illustrative (invented, not an offer).\n";
+    if (request.measurement_file.empty())
+      text += "Cost per million tokens: not computed: no decode rate given (--measurement FILE of a measure --model "
+              "run of this checkpoint and configuration on that GPU model).\n";
+    else
+      text += "Cost per million generated tokens, only on the GPU model the decode rate of " + request.measurement_file +
+              " was measured on: " + std::string(GeneratedTokensCost::method()) + "\n";
+  }
+  text += "\nOne GPU per model instance: splitting a model over several GPUs is not modelled. batch " +
+          std::to_string(c.batch) + ", context " + std::to_string(c.context) + ", " +
+          std::to_string(c.new_tokens) + " new tokens, " + c.dtype + ".\n";
+  for (const std::string& caveat : caveats) text += "Caveat: " + caveat + "\n";
+  return text;
+}
+
+std::string PackageFitReport::to_json() const {
+  JsonWriter json(kFitSchema, kFitSchemaVersion);
+  write_measure_configuration(json, "device", request.configuration);
+  json.key("heading").value(heading).key("catalog").value(catalog_path).key("gpu_memory_table").value(gpu_memory_path);
+  json.key("days");
+  if (request.days) {
+    json.value(std::stoi(*request.days));  // a duration of the catalog: checked digits
+  } else {
+    json.null();
+  }
+  json.key("measurement").text_or_null(request.measurement_file);
+  json.key("packages").begin_array();
+  for (const PackageFit& fit : packages) {
+    json.begin_object()
+        .key("gpu").value(fit.memory.gpu)
+        .key("gpu_name").value(fit.gpu_name)
+        .key("compute_capability").text_or_null(fit.memory.compute_capability)
+        .key("memory_bytes").value(fit.memory.memory_bytes)
+        .key("memory_source").value(fit.memory.memory_source)
+        .key("outside_allocator_bytes").value(fit.memory.outside_allocator_bytes)
+        .key("outside_allocator_source").value(fit.memory.outside_allocator_source)
+        .key("verdict").value(verdict_name(fit.verdict))
+        .key("reason").value(fit.reason);
+    if (fit.verdict == PackageFit::Verdict::kNotAssessed) {
+      json.key("predicted_peak_reserved_bytes").null().key("required_bytes").null().key("headroom_bytes").null();
+    } else {
+      json.key("predicted_peak_reserved_bytes").value(fit.predicted_peak_reserved_bytes)
+          .key("required_bytes").value(fit.required_bytes)
+          .key("headroom_bytes").value(fit.headroom_bytes);
+    }
+    json.key("price");
+    if (fit.quote) {  // money as an exact decimal string (the README's number rule)
+      json.begin_object()
+          .key("lot_price_cents").value(std::to_string(fit.quote->entry.lot_price_cents))
+          .key("gpus_per_lot").value(fit.quote->entry.gpus_per_lot)
+          .key("source").value(fit.quote->entry.source)
+          .end_object();
+    } else {
+      json.null();
+    }
+    json.key("cost_per_million_tokens");
+    if (fit.tokens_cost) {
+      json.begin_object()
+          .key("measured_gpu").value(fit.tokens_cost->measured_gpu)
+          .key("decode_tokens_per_second").value(fit.tokens_cost->decode_tokens_per_second)
+          .key("numerator_cents").value(fit.tokens_cost->numerator_cents)
+          .key("denominator").value(fit.tokens_cost->denominator)
+          .key("display_usd").value(fit.tokens_cost->display_usd)
+          .end_object();
+    } else {
+      json.null();
+    }
+    json.end_object();
+  }
+  json.end_array();
+  json.key("caveats").value(caveats);
+  json.key("notes").value(std::vector<std::string>{
+      "Needed on one GPU = the predicted peak reserved bytes + the process's GPU memory outside the caching "
+      "allocator; a GPU whose memory is a vendor's nominal figure fits only with 2 % headroom (else uncertain).",
+      "One GPU per model instance: splitting a model over several GPUs is not modelled.",
+      "Prices are those of the catalog; the shipped catalog's are illustrative, invented, not an offer."});
+  return json.finish();
+}
+
+}  // namespace iteragpu

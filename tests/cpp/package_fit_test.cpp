@@ -1,0 +1,160 @@
+// packages --model: the fit of a checkpoint on each GPU model, at the byte boundary, and the
+// refusals of a GPU memory table and of a measurement that is not of the checkpoint.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "expect_error.hpp"
+#include "iteragpu/error.hpp"
+#include "iteragpu/memory_predictor.hpp"
+#include "iteragpu/package_fit.hpp"
+#include "process_runner.hpp"
+#include "tiny_checkpoint.hpp"
+
+namespace iteragpu {
+namespace {
+
+using testing::TempDir;
+using testing::TinyCheckpoint;
+using testing::write_file;
+
+class PackageFitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model_ = dir_.file("tiny");
+    TinyCheckpoint().write(model_);
+    catalog_ = dir_.file("catalog.csv");
+    write_file(catalog_,
+               "gpu,gpu_name,days,lot_price_cents,gpus_per_lot,snapshot_date,source,device_names\n"
+               "exact,Exact GPU,7,10000,1,2026-12-02,illustrative test prices,Exact GPU\n"
+               "short,Short GPU,7,10000,1,2026-12-02,illustrative test prices,Short GPU\n"
+               "nominal,Nominal GPU,7,10000,1,2026-12-02,illustrative test prices,Nominal GPU\n"
+               "amd,AMD GPU,7,10000,1,2026-12-02,illustrative test prices,AMD GPU\n");
+  }
+
+  PackageFitRequest request() const {
+    PackageFitRequest r;
+    MeasureRequest m;
+    m.device = "";
+    m.model = model_;
+    m.batch = "2";
+    m.context = "8";
+    m.dtype = "";
+    m.new_tokens = "3";
+    r.configuration = MeasureConfiguration::parse(m);
+    return r;
+  }
+
+  // The predicted peak reserved of the request on compute capability 9.0.
+  std::uint64_t peak() const {
+    std::uint64_t peak = 0;
+    for (const PhasePrediction& row :
+         MemoryPredictor::predict(request().configuration, PredictionTarget::from_table(9, 0)).phases)
+      peak = std::max(peak, row.end.peak_reserved_bytes);
+    return peak;
+  }
+
+  PackageFitReport fit(const std::string& table) const {
+    const std::string path = dir_.file("gpu-memory.csv");
+    write_file(path, table);
+    return fit_packages(request(), PackageCalculator(Catalog::load(catalog_)), load_gpu_memory(path), path);
+  }
+
+  static std::string header() {
+    return "gpu,compute_capability,memory_bytes,memory_source,outside_allocator_bytes,outside_allocator_source\n";
+  }
+
+  TempDir dir_;
+  std::string model_, catalog_;
+};
+
+TEST_F(PackageFitTest, AMeasuredGpuFitsToTheByteAndNotOneByteLess) {
+  const std::uint64_t needed = peak() + 1000;  // 1,000 bytes outside the allocator
+  const PackageFitReport report =
+      fit(header() + "exact,9.0," + std::to_string(needed) + ",measured: test,1000,measured: test\n" +
+          "short,9.0," + std::to_string(needed - 1) + ",measured: test,1000,measured: test\n" +
+          "nominal,9.0," + std::to_string(needed) + ",vendor: test,1000,allowance: test\n" +
+          "amd,," + std::to_string(needed) + ",vendor: test,0,not assessed: ROCm\n");
+  ASSERT_EQ(report.packages.size(), 4u);
+  const PackageFit& exact = report.packages[0];
+  EXPECT_EQ(exact.verdict, PackageFit::Verdict::kFits) << exact.reason;
+  EXPECT_EQ(exact.required_bytes, needed);
+  EXPECT_EQ(exact.headroom_bytes, 0);
+  const PackageFit& short_one = report.packages[1];
+  EXPECT_EQ(short_one.verdict, PackageFit::Verdict::kDoesNotFit);
+  EXPECT_EQ(short_one.headroom_bytes, -1);
+  EXPECT_NE(short_one.reason.find("short by 1 bytes"), std::string::npos) << short_one.reason;
+  // A vendor's nominal figure with no headroom to spare is not called a fit.
+  EXPECT_EQ(report.packages[2].verdict, PackageFit::Verdict::kUncertain) << report.packages[2].reason;
+  EXPECT_EQ(report.packages[3].verdict, PackageFit::Verdict::kNotAssessed);
+  EXPECT_NE(report.to_text().find("splitting a model over several GPUs is not modelled"), std::string::npos);
+}
+
+TEST_F(PackageFitTest, AVendorFigureFitsWithTwoPerCentHeadroom) {
+  const std::uint64_t memory = (peak() + 1000) * 100 / 97;  // 3 % headroom
+  const PackageFitReport report =
+      fit(header() + "nominal,8.0," + std::to_string(memory) + ",vendor: test,1000,allowance: test\n");
+  const PackageFit& nominal = report.packages[2];
+  EXPECT_EQ(nominal.memory.gpu, "nominal");
+  EXPECT_EQ(nominal.verdict, PackageFit::Verdict::kFits) << nominal.reason;
+  // GPU models the table does not list are said to be missing, not judged.
+  EXPECT_EQ(report.packages[0].verdict, PackageFit::Verdict::kNotAssessed);
+  EXPECT_NE(report.packages[0].reason.find("no row for exact"), std::string::npos);
+  ASSERT_FALSE(report.caveats.empty());  // compute capability 8.0: the attention backend may differ
+}
+
+TEST_F(PackageFitTest, TheTableIsReadStrictly) {
+  const std::string path = dir_.file("bad.csv");
+  write_file(path, "gpu,memory_bytes\nh200,1\n");
+  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find(":1: header is not"),
+            std::string::npos);
+  write_file(path, header() + "h200,9.0,12x,measured: a,0,measured: b\n");
+  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find(":2: memory_bytes"),
+            std::string::npos);
+  write_file(path, header() + "h200,nine,1,measured: a,0,measured: b\n");
+  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find("compute_capability"),
+            std::string::npos);
+  write_file(path, header() + "h200,9.0,1,,0,measured: b\n");
+  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find("source"), std::string::npos);
+  write_file(path, header() + "h200,9.0,1,a,0,b\nh200,9.0,1,a,0,b\n");
+  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find("listed twice"),
+            std::string::npos);
+}
+
+TEST_F(PackageFitTest, PricesNeedADurationOfTheCatalogAndAMeasurementOfThisCheckpoint) {
+  PackageFitRequest r = request();
+  const std::string table = dir_.file("memory.csv");
+  write_file(table, header() + "exact,9.0,100000000000,measured: a,0,measured: b\n");
+  const PackageCalculator calculator(Catalog::load(catalog_));
+  r.days = "5";
+  EXPECT_NE(testing::message_of<UsageError>([&] { fit_packages(r, calculator, load_gpu_memory(table), table); })
+                .find("expected 7"),
+            std::string::npos);
+  r.days = "7";
+  const PackageFitReport priced = fit_packages(r, calculator, load_gpu_memory(table), table);
+  ASSERT_TRUE(priced.packages[0].quote.has_value());
+  EXPECT_EQ(priced.packages[0].quote->entry.lot_price_cents, 10000);
+  EXPECT_FALSE(priced.packages[0].tokens_cost.has_value());  // no decode rate given
+  // The H200 measurement of a Llama-3-8B-like checkpoint is not a measurement of this one.
+  r.measurement_file = ITERAGPU_H200_CHECKPOINT_MEASUREMENT;
+  const std::string message =
+      testing::message_of<UsageError>([&] { fit_packages(r, calculator, load_gpu_memory(table), table); });
+  EXPECT_NE(message.find("parameter count"), std::string::npos) << message;
+  r.measurement_file = dir_.file("absent.json");
+  EXPECT_NE(testing::message_of<UsageError>([&] { fit_packages(r, calculator, load_gpu_memory(table), table); })
+                .find("not an iteragpu measurement"),
+            std::string::npos);
+}
+
+TEST_F(PackageFitTest, TheSyntheticMlpHasNoFit) {
+  PackageFitRequest r;
+  EXPECT_NE(testing::message_of<UsageError>([&] {
+              fit_packages(r, PackageCalculator(Catalog::load(catalog_)), {}, "");
+            }).find("checkpoint folder"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace iteragpu
