@@ -106,11 +106,11 @@ namespace {
 
 using iteragpu::testing::TensorSpec;
 
-std::vector<TensorSpec> llama_shaped_layout(std::uint64_t divisor) {
+std::vector<TensorSpec> llama_shaped_layout(std::uint64_t divisor, int layers = 56) {
   const std::uint64_t hidden = 8192 / divisor, kv = 1024 / divisor, mlp = 28672 / divisor,
                       vocab = 128256 / divisor;
   std::vector<TensorSpec> tensors{{"model.embed_tokens.weight", "BF16", {vocab, hidden}}};
-  for (int layer = 0; layer < 56; ++layer) {
+  for (int layer = 0; layer < layers; ++layer) {
     const std::string p = "model.layers." + std::to_string(layer) + ".";
     tensors.push_back({p + "input_layernorm.weight", "BF16", {hidden}});
     tensors.push_back({p + "self_attn.q_proj.weight", "BF16", {hidden, hidden}});
@@ -144,49 +144,70 @@ class SparseCheckpoints {
     small_ = add_file("small.safetensors", llama_shaped_layout(256));
     huge_ = add_file("huge.safetensors", llama_shaped_layout(1));
 
-    // Shards of at most 5 GB, tensors in order, and the index that maps them.
-    const auto tensors = llama_shaped_layout(1);
-    std::vector<std::vector<TensorSpec>> shards(1);
-    std::uint64_t filled = 0;
-    for (const auto& tensor : tensors) {
-      const std::uint64_t bytes = iteragpu::testing::tensor_bytes(tensor);
-      if (filled + bytes > 5'000'000'000ULL && !shards.back().empty()) shards.emplace_back(), filled = 0;
-      shards.back().push_back(tensor);
-      filled += bytes;
-    }
-    std::string index = "{\"metadata\": {\"total_size\": 100036001792}, \"weight_map\": {";
-    for (std::size_t i = 0; i < shards.size(); ++i) {
-      char name[64];
-      std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
-      add_file(name, shards[i]);
-      for (const auto& tensor : shards[i])
-        index += std::string(index.back() == '{' ? "" : ", ") + "\"" + tensor.name + "\": \"" + name + "\"";
-    }
-    shard_count_ = shards.size();
-    sharded_ = dir_ + "/model.safetensors.index.json";
-    iteragpu::testing::write_bytes(sharded_, index + "}}\n");
-    files_.push_back(sharded_);
+    sharded_ = add_shards(dir_, llama_shaped_layout(1));
+    shard_count_ = last_shard_count_;
+    // The whole Llama-70B shape (80 layers), sharded, with its config.json: what predict
+    // --model reads.
+    decoder_ = dir_ + "/llama-70b";
+    if (::mkdir(decoder_.c_str(), 0700) != 0) throw std::runtime_error("cannot create " + decoder_);
+    add_shards(decoder_, llama_shaped_layout(1, 80));
+    const std::string config = decoder_ + "/config.json";
+    iteragpu::testing::write_bytes(
+        config, "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", \"hidden_size\": 8192, "
+                "\"intermediate_size\": 28672, \"num_hidden_layers\": 80, \"num_attention_heads\": 64, "
+                "\"num_key_value_heads\": 8, \"vocab_size\": 128256, \"max_position_embeddings\": 8192, "
+                "\"rms_norm_eps\": 1e-05, \"tie_word_embeddings\": false, \"torch_dtype\": \"bfloat16\", "
+                "\"rope_theta\": 500000.0}\n");
+    files_.push_back(config);
   }
   ~SparseCheckpoints() {
     for (const auto& file : files_) ::unlink(file.c_str());
+    ::rmdir(decoder_.c_str());
     ::rmdir(dir_.c_str());
   }
   const std::string& small() const { return small_; }
   const std::string& huge() const { return huge_; }
   const std::string& sharded() const { return sharded_; }
+  const std::string& decoder() const { return decoder_; }
   std::size_t shard_count() const { return shard_count_; }
 
  private:
+  // Shards of at most 5 GB, tensors in order, and the index that maps them, in `dir`.
+  std::string add_shards(const std::string& dir, const std::vector<TensorSpec>& tensors) {
+    std::vector<std::vector<TensorSpec>> shards(1);
+    std::uint64_t filled = 0, total = 0;
+    for (const auto& tensor : tensors) {
+      const std::uint64_t bytes = iteragpu::testing::tensor_bytes(tensor);
+      if (filled + bytes > 5'000'000'000ULL && !shards.back().empty()) shards.emplace_back(), filled = 0;
+      shards.back().push_back(tensor);
+      filled += bytes;
+      total += bytes;
+    }
+    std::string index = "{\"metadata\": {\"total_size\": " + std::to_string(total) + "}, \"weight_map\": {";
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      char name[64];
+      std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", i + 1, shards.size());
+      add_file(dir + "/" + name, shards[i]);
+      for (const auto& tensor : shards[i])
+        index += std::string(index.back() == '{' ? "" : ", ") + "\"" + tensor.name + "\": \"" + name + "\"";
+    }
+    last_shard_count_ = shards.size();
+    const std::string path = dir + "/model.safetensors.index.json";
+    iteragpu::testing::write_bytes(path, index + "}}\n");
+    files_.push_back(path);
+    return path;
+  }
+
   std::string add_file(const std::string& name, const std::vector<TensorSpec>& tensors) {
-    const std::string path = dir_ + "/" + name;
+    const std::string path = name.find('/') == std::string::npos ? dir_ + "/" + name : name;
     files_.push_back(path);
     iteragpu::testing::write_sparse_safetensors(path, tensors);
     if (!is_sparse(path)) throw std::runtime_error(path + " is not sparse on this filesystem");
     return path;
   }
-  std::string dir_, small_, huge_, sharded_;
+  std::string dir_, small_, huge_, sharded_, decoder_;
   std::vector<std::string> files_;
-  std::size_t shard_count_ = 0;
+  std::size_t shard_count_ = 0, last_shard_count_ = 0;
 };
 
 const SparseCheckpoints& sparse_checkpoints() {
@@ -232,5 +253,21 @@ void BM_Checkpoint100GBSharded(benchmark::State& state) {
                           static_cast<double>(sparse_checkpoints().shard_count()));
 }
 BENCHMARK(BM_Checkpoint100GBSharded)->Unit(benchmark::kMicrosecond);
+
+// predict --model for the whole Llama-70B shape, sharded (30 shards and an index): the
+// config, the headers, and every row of a 4 × 4,096 run with 16 new tokens, warm-up 1,
+// repeats 2 (70 rows) on the caching-allocator model.
+void BM_PredictCheckpoint70BSharded(benchmark::State& state) {
+  iteragpu::MeasureRequest request;
+  request.model = sparse_checkpoints().decoder();
+  request.batch = "4";
+  request.context = "4096";
+  request.dtype = "";
+  const auto target = iteragpu::PredictionTarget::from_table(9, 0);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(
+        iteragpu::MemoryPredictor::predict(iteragpu::MeasureConfiguration::parse(request), target));
+}
+BENCHMARK(BM_PredictCheckpoint70BSharded)->Unit(benchmark::kMillisecond);
 
 }  // namespace
