@@ -107,9 +107,10 @@ def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
             in_process: bool = ...,
             progress: Progress = ..., model: Optional[PathArg] = ...,
             new_tokens: IntText = ...) -> Union[Measurement, MeasurementSummary]: ...
-def sweep(vary: Literal["batch", "context", "width", "hidden"], *, budget: IntText = ...,
+def sweep(vary: Literal["batch", "context", "width", "hidden", "new-tokens"], *, budget: IntText = ...,
           device: str = ..., batch: IntText = ..., context: IntText = ..., width: IntText = ...,
           hidden: Optional[IntText] = ..., dtype: str = ..., warmup: IntText = ...,
           repeats: IntText = ..., seed: IntText = ..., output: Optional[PathArg] = ...,
           backend_path: Optional[PathArg] = ...,
-          progress: Union[None, Literal[False], PointCallback] = ...) -> SweepResult: ...
+          progress: Union[None, Literal[False], PointCallback] = ...,
+          model: Optional[PathArg] = ..., new_tokens: IntText = ...) -> SweepResult: ...

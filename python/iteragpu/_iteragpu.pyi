@@ -488,6 +488,7 @@ class SweepResult(_Report):
     vary: str
     budget: str
     budget_bytes: int
+    package: str
     free_bytes: int
     gpu_name: str
     points: List[SweepPoint]

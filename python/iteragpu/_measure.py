@@ -101,8 +101,8 @@ def _progress_callback(progress, request):
 
 
 def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=64, hidden=None,
-          dtype="float32", warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
-          progress=None):
+          dtype=None, warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
+          progress=None, model=None, new_tokens=16):
     """The largest value of one dimension whose peak reserved memory stays under a budget.
 
     From the configuration given, ``vary`` grows geometrically, then a bisection finds the
@@ -112,9 +112,12 @@ def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=64,
     confirm it.
 
     Args:
-        vary: "batch", "context", "width" or "hidden".
+        vary: "batch", "context", "width" or "hidden"; with model "batch", "context" or
+            "new-tokens".
         budget: "50%" (default) of the free memory the runtime reports at the first point,
             or a number of bytes (int or str).
+        model, new_tokens: a local checkpoint folder and its decode steps, as for
+            measure(model=...): the checkpoint is swept instead of the synthetic MLP.
         device, batch, context, width, hidden, dtype, warmup, repeats, seed, backend_path:
             the starting configuration, as for measure() (one GPU).
         output: a new JSON file for the sweep (never overwritten), or None.
@@ -130,7 +133,8 @@ def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=64,
     """
     start = _iteragpu.MeasureRequest(
         device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
-        warmup=warmup, repeats=repeats, seed=seed, backend_path=backend_path)
+        warmup=warmup, repeats=repeats, seed=seed, backend_path=backend_path, model=model,
+        new_tokens=new_tokens)
     if progress is False:
         rows, points = None, None
     elif progress is None:

@@ -416,6 +416,8 @@ void register_sweep(py::module_& m) {
       .def_readonly("vary", &SweepResult::vary)
       .def_readonly("budget", &SweepResult::budget, "As given: '50%' or a number of bytes.")
       .def_readonly("budget_bytes", &SweepResult::budget_bytes)
+      .def_readonly("package", &SweepResult::package,
+                    "The catalog GPU whose memory less the footprint outside the allocator gave the budget; ''.")
       .def_readonly("free_bytes", &SweepResult::free_bytes, "Reported by the runtime at the first point.")
       .def_readonly("gpu_name", &SweepResult::gpu_name)
       .def_readonly("points", &SweepResult::points)

@@ -56,12 +56,25 @@ TEST(SweepCli, BadInputIsOneLineAndExitTwo) {
            {"sweep", "--vary", "batch", "--device", "all"},
            {"sweep", "--vary", "batch", "--batch", "1e3"},
            {"sweep", "--vary", "batch", "--output", ""},  // refused as measure refuses it
+           {"sweep", "--vary", "batch", "--package", "h999"},
+           {"sweep", "--vary", "batch", "--package", "mi300x"},  // not assessed: no budget
+           {"sweep", "--vary", "batch", "--package", "h200", "--budget", "10"},
        }) {
     const ProcessResult r = run_cli(args, kFakeGpu);
     EXPECT_EQ(r.exit_code, 2) << args[2] << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.out, "");
   }
+}
+
+TEST(SweepCli, APackageGivesItsGpuMemoryLessTheFootprintOutsideTheAllocator) {
+  // The budget is known before any worker starts: a nonexistent plugin shows nothing ran.
+  const ProcessResult r = run_cli({"sweep", "--vary", "batch", "--package", "h200", "--backend", "/nonexistent.so"},
+                                  kFakeGpu);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find("package"), std::string::npos) << r.err;  // the package was accepted
+  const ProcessResult unknown = run_cli({"sweep", "--vary", "batch", "--package", "h999"}, kFakeGpu);
+  EXPECT_NE(unknown.err.find("expected one of a10, a100-40gb"), std::string::npos) << unknown.err;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "iteragpu/memory_sweep.hpp"
 #include "iteragpu/phase_measurer.hpp"
 #include "process_runner.hpp"
+#include "tiny_checkpoint.hpp"
 #include "schema_check.hpp"
 
 namespace iteragpu::testing {
@@ -199,6 +200,62 @@ TEST(MemorySweep, ABudgetBeyondTheGpuMeetsOutOfMemoryPoints) {
   EXPECT_EQ(schema_violation(result.to_json(), "sweep.schema.json"), "");
 }
 
+// sweep --model: a checkpoint's context grows on the fake GPU, to the byte boundary.
+SweepRequest context_sweep(const std::string& model, const std::string& budget) {
+  SweepRequest request;
+  MeasureRequest start;
+  start.device = "cuda:0";
+  start.model = model;
+  start.dtype = "";
+  start.context = "8";
+  start.new_tokens = "2";
+  start.backend_path = kFakePlugin;
+  request.start = MeasureConfiguration::parse(start);
+  request.vary = "context";
+  request.budget = budget;
+  return request;
+}
+
+std::uint64_t fake_checkpoint_peak(const std::string& model, std::int64_t context) {
+  FakeBackend::Script script;
+  script.memory_bytes = kFakeGpuBytes;
+  MeasureConfiguration configuration = context_sweep(model, "1").start;
+  configuration.context = context;
+  std::uint64_t peak = 0;
+  for (const PhaseRow& row : PhaseMeasurer(std::make_shared<FakeBackend>(script)).run(configuration).phases)
+    peak = std::max(peak, row.end.peak_reserved_bytes);
+  return peak;
+}
+
+TEST(MemorySweep, FindsTheLargestContextOfACheckpointUnderABudget) {
+  TempDir dir;
+  FakeGpuMemory memory;
+  const std::string model = dir.file("tiny");
+  TinyCheckpoint().write(model);
+  const std::uint64_t budget = fake_checkpoint_peak(model, 300);
+  const SweepResult result = MemorySweep(MeasurementRunner()).run(context_sweep(model, std::to_string(budget)));
+  ASSERT_TRUE(result.largest_fitting);
+  ASSERT_TRUE(result.smallest_not_fitting);
+  EXPECT_GE(*result.largest_fitting, 300);
+  EXPECT_EQ(*result.smallest_not_fitting, *result.largest_fitting + 1);
+  EXPECT_LE(fake_checkpoint_peak(model, *result.largest_fitting), budget);
+  EXPECT_GT(fake_checkpoint_peak(model, *result.smallest_not_fitting), budget);
+  // Each point carries the predictor's figure for its configuration (the fake GPU's
+  // counters are scripted, so they are not expected to equal it).
+  for (const SweepPoint& point : result.points) EXPECT_TRUE(point.predicted_peak_reserved_bytes) << point.value;
+  EXPECT_EQ(schema_violation(result.to_json(), "sweep.schema.json"), "");
+  // A checkpoint has no width to grow; the synthetic MLP no new tokens.
+  try {
+    SweepRequest request = context_sweep(model, "1");
+    request.vary = "width";
+    MemorySweep(MeasurementRunner()).run(request);
+    ADD_FAILURE() << "a checkpoint's width was swept";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("expected batch, context or new-tokens"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(MemorySweep, BadRequestsAreRefusedBeforeAWorkerStarts) {
   RunnerOptions options;
   options.worker_path = "/nonexistent";  // any start would fail differently
@@ -206,6 +263,7 @@ TEST(MemorySweep, BadRequestsAreRefusedBeforeAWorkerStarts) {
   const std::vector<std::pair<std::function<void(SweepRequest&)>, std::string>> cases = {
       {[](SweepRequest& r) { r.vary = "depth"; }, "vary"},
       {[](SweepRequest& r) { r.vary = ""; }, "vary"},
+      {[](SweepRequest& r) { r.vary = "new-tokens"; }, "vary"},
       {[](SweepRequest& r) { r.budget = "0%"; }, "budget"},
       {[](SweepRequest& r) { r.budget = "150%"; }, "budget"},
       {[](SweepRequest& r) { r.budget = "-5"; }, "budget"},

@@ -412,3 +412,18 @@ def test_an_h200_checkpoint_measurement_reads_without_its_folder():
     assert "Linear(" not in html
     figure = measurement.plot()
     assert len(figure.axes) >= 2
+
+
+def test_a_checkpoint_sweeps_its_context(tmp_path, fake_backend, monkeypatch):
+    monkeypatch.setenv("ITERAGPU_FAKE_BACKEND", "memory=268435456")
+    model = tmp_path / "tiny-llama"
+    write_tiny_llama(model)
+    result = iteragpu.sweep("context", model=model, new_tokens=2, context=8, budget=200_000_000,
+                            backend_path=fake_backend, progress=False)
+    assert result.start.model == str(model)
+    assert result.smallest_not_fitting == result.largest_fitting + 1
+    measured = [point for point in result.points if point.outcome in ("fits", "over budget")]
+    assert measured and all(point.predicted_peak_reserved_bytes for point in measured)
+    with pytest.raises(iteragpu.UsageError) as raised:
+        iteragpu.sweep("width", model=model, backend_path=fake_backend, progress=False)
+    assert raised.value.field == "vary"

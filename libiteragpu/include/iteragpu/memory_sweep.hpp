@@ -25,6 +25,9 @@ struct SweepRequest {
   // number of bytes ("40000000000").
   std::string budget = "50%";
   std::string output;           // new JSON file for the sweep (never overwritten); empty: none
+  // The catalog GPU whose memory less the footprint outside the allocator gave `budget` (in
+  // bytes); empty when the budget was given as such.
+  std::string package;
 };
 
 struct SweepPoint {
@@ -43,6 +46,7 @@ struct SweepResult {
   MeasureConfiguration start;
   std::string vary;
   std::string budget;                   // as given
+  std::string package;                  // the catalog GPU that gave the budget, if one did
   std::uint64_t budget_bytes = 0;
   std::uint64_t free_bytes = 0;         // what the runtime reported at the first point
   std::string gpu_name;

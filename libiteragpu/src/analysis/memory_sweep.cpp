@@ -20,22 +20,40 @@ namespace {
 constexpr const char* kSweepSchema = "iteragpu.sweep";
 constexpr int kSweepSchemaVersion = 1;
 
+// A dimension a sweep grows, for the workloads that have it.
 struct VariedDimension {
   const char* name;
-  std::int64_t MeasureConfiguration::*value;
+  bool synthetic_mlp, checkpoint;  // a dimension of measure, of measure --model
+  std::int64_t (*get)(const MeasureConfiguration&);
+  void (*set)(MeasureConfiguration&, std::int64_t);
 };
-constexpr VariedDimension kDimensions[] = {
-    {"batch", &MeasureConfiguration::batch},
-    {"context", &MeasureConfiguration::context},
-    {"width", &MeasureConfiguration::width},
-    {"hidden", &MeasureConfiguration::hidden},
+const VariedDimension kDimensions[] = {
+    {"batch", true, true, [](const MeasureConfiguration& c) { return c.batch; },
+     [](MeasureConfiguration& c, std::int64_t v) { c.batch = v; }},
+    {"context", true, true, [](const MeasureConfiguration& c) { return c.context; },
+     [](MeasureConfiguration& c, std::int64_t v) { c.context = v; }},
+    {"width", true, false, [](const MeasureConfiguration& c) { return c.width; },
+     [](MeasureConfiguration& c, std::int64_t v) { c.width = v; }},
+    {"hidden", true, false, [](const MeasureConfiguration& c) { return c.hidden; },
+     [](MeasureConfiguration& c, std::int64_t v) { c.hidden = v; }},
+    {"new-tokens", false, true,
+     [](const MeasureConfiguration& c) { return static_cast<std::int64_t>(c.new_tokens); },
+     [](MeasureConfiguration& c, std::int64_t v) { c.new_tokens = static_cast<int>(v); }},
 };
 
-const VariedDimension& dimension_named(const std::string& name) {
-  for (const VariedDimension& dimension : kDimensions)
+// The dimension `name` of the workload `configuration` runs (a checkpoint when it names one).
+const VariedDimension& dimension_named(const std::string& name, const MeasureConfiguration& configuration) {
+  const bool checkpoint = !configuration.model.empty();
+  std::string accepted;
+  for (const VariedDimension& dimension : kDimensions) {
+    if (checkpoint ? !dimension.checkpoint : !dimension.synthetic_mlp) continue;
     if (name == dimension.name) return dimension;
+    accepted += std::string(accepted.empty() ? "" : ", ") + dimension.name;
+  }
+  const std::size_t last = accepted.rfind(", ");
+  if (last != std::string::npos) accepted.replace(last, 2, " or ");
   throw UsageError("vary", (name.empty() ? std::string("required") : quoted_for_message(name) + " is not a dimension") +
-                               "; expected batch, context, width or hidden");
+                               (checkpoint ? " of a checkpoint" : "") + "; expected " + accepted);
 }
 
 // "50%" of the free memory (a decimal from 0 exclusive to 100), or a number of bytes.
@@ -180,9 +198,9 @@ MemorySweep::MemorySweep(MeasurementRunner runner, std::function<void(const Swee
 
 SweepResult MemorySweep::run(const SweepRequest& request) const {
   // Everything that can be refused is refused before a worker starts.
-  const VariedDimension& dimension = dimension_named(request.vary);
   const Budget budget = parse_budget(request.budget);
   MeasureConfiguration start = request.start.checked();
+  const VariedDimension& dimension = dimension_named(request.vary, start);
   start.output.clear();
   if (names_several_devices(start.device))
     throw UsageError("device", "a sweep measures one GPU; expected cuda:N");
@@ -193,14 +211,15 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
   result.start = start;
   result.vary = dimension.name;
   result.budget = request.budget;
+  result.package = request.package;
   result.output = request.output;
-  const std::int64_t start_value = start.*dimension.value;
+  const std::int64_t start_value = dimension.get(start);
   // A point's configuration: the start with one dimension changed; a hidden size left out
   // follows the width as it grows (4 × width), as it would for a measurement of that width.
   auto configuration_at = [&](std::int64_t value) {
     MeasureConfiguration point = start;
-    point.*dimension.value = value;
-    if (start.hidden_is_default && dimension.value != &MeasureConfiguration::hidden) point.hidden = 0;
+    dimension.set(point, value);
+    if (start.hidden_is_default && std::string(dimension.name) != "hidden") point.hidden = 0;
     return point;
   };
 
@@ -281,6 +300,7 @@ std::string SweepResult::to_json() const {
       .key("given").value(budget)
       .key("bytes").value(budget_bytes)
       .key("free_bytes_at_first_point").value(free_bytes)
+      .key("package").text_or_null(package)
       .end_object()
       .key("gpu_name").value(gpu_name)
       .key("measurements").value(measurements())
@@ -318,10 +338,12 @@ std::string SweepResult::to_json() const {
 std::string SweepResult::to_text() const {
   std::string text = "Sweep of " + vary + " on " + printable(start.device) +
                      (gpu_name.empty() ? "" : " (" + printable(gpu_name) + ")") +
-                     " from " + std::to_string(start.*dimension_named(vary).value) + ", " + start.dtype +
+                     " from " + std::to_string(dimension_named(vary, start).get(start)) + ", " + start.dtype +
                      ", budget " + budget + " = " + std::to_string(budget_bytes) + " bytes (" +
                      bytes_text(budget_bytes) + ")";
   if (budget.back() == '%') text += " of " + std::to_string(free_bytes) + " free";
+  if (!package.empty())
+    text += ": package " + printable(package) + "'s GPU memory less the footprint outside the allocator";
   text += "\n\n";
   char line[256];
   std::snprintf(line, sizeof line, "%12s  %-14s %20s %20s %12s  %s\n", vary.c_str(), "outcome", "peak reserved",
