@@ -71,6 +71,8 @@ from ._iteragpu import (
     OutOfMemory,
     OutputExists,
     PackageCalculator,
+    PackageFit,
+    PackageFitReport,
     PhasePrediction,
     PhaseRow,
     PredictionTarget,
@@ -94,6 +96,7 @@ from ._iteragpu import (
     read_measurement,
 )
 from ._iteragpu import compare_measurements as _compare_measurements
+from ._iteragpu import fit_packages as _fit_packages
 from ._iteragpu import predict_memory as _predict_memory
 from ._iteragpu import report_results as _report_results
 from ._measure import PhaseMeasurer, measure, sweep
@@ -215,6 +218,31 @@ def quote(gpu, days, *, lots=None, accepted_results=None, catalog=None):
     return PackageCalculator(catalog).quote(gpu, days, **_given(lots=lots, accepted_results=accepted_results))
 
 
+def packages(*, model, batch=None, context=None, new_tokens=None, dtype=None, warmup=None, repeats=None,
+             days=None, measurement=None, catalog=None):
+    """Which rental package's GPU holds a checkpoint at a batch and context, as
+    ``iteragpu packages --model`` judges it: the predicted peak reserved bytes plus the
+    process's memory outside the caching allocator, against each catalog GPU model's memory
+    (data/gpu-memory.csv: measured for the H200, vendors' figures otherwise). One GPU per
+    model instance: splitting a model over several GPUs is not modelled.
+
+    Args:
+        model: a local checkpoint folder (config.json and safetensors; headers only are read).
+        batch, context, new_tokens, dtype, warmup, repeats: as for measure(model=...).
+        days: 3, 7 or 30: each package's price for that duration (None: no prices).
+        measurement: a measure(model=...) file of the same checkpoint and configuration: its
+            decode rate prices a million generated tokens on the GPU model it ran on.
+        catalog: None for the shipped (illustrative) catalog, or a CSV path.
+
+    Returns:
+        PackageFitReport: ``to_dict()`` equals ``iteragpu packages --model ... --format json``.
+    """
+    options = {"batch": batch, "context": context, "new_tokens": new_tokens, "dtype": dtype,
+               "warmup": warmup, "repeats": repeats}
+    request = MeasureRequest(device="", model=model, **{k: v for k, v in options.items() if v is not None})
+    return _fit_packages(request, days, measurement, catalog)
+
+
 def results_add(table, *, measurement, gpu, days, work_unit, attempted, accepted, metric,
                 threshold, observed, lots=None, date=None, notes=None, catalog=None,
                 gpu_mismatch_ok=False):
@@ -324,6 +352,8 @@ __all__ = [
     "OutOfMemory",
     "OutputExists",
     "PackageCalculator",
+    "PackageFit",
+    "PackageFitReport",
     "PhaseMeasurer",
     "PhasePrediction",
     "PhaseRow",
@@ -349,6 +379,7 @@ __all__ = [
     "environment",
     "estimate",
     "measure",
+    "packages",
     "predict",
     "quote",
     "read_measurement",

@@ -37,6 +37,8 @@ from ._iteragpu import IntText, Number, PathArg, PointCallback, ProgressCallback
 from ._iteragpu import OutOfMemory as OutOfMemory
 from ._iteragpu import OutputExists as OutputExists
 from ._iteragpu import PackageCalculator as PackageCalculator
+from ._iteragpu import PackageFit as PackageFit
+from ._iteragpu import PackageFitReport as PackageFitReport
 from ._iteragpu import PhasePrediction as PhasePrediction
 from ._iteragpu import PhaseRow as PhaseRow
 from ._iteragpu import PredictionTarget as PredictionTarget
@@ -93,6 +95,10 @@ class PhaseMeasurer:
                 progress: Progress = ..., model: Optional[PathArg] = ...,
                 new_tokens: IntText = ...) -> Union[Measurement, MeasurementSummary]: ...
 
+def packages(*, model: PathArg, batch: Optional[IntText] = ..., context: Optional[IntText] = ...,
+             new_tokens: Optional[IntText] = ..., dtype: Optional[str] = ..., warmup: Optional[IntText] = ...,
+             repeats: Optional[IntText] = ..., days: Optional[IntText] = ..., measurement: Optional[PathArg] = ...,
+             catalog: Union[None, PathArg, Catalog] = ...) -> PackageFitReport: ...
 def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[str, float]] = ...,
             batch: Optional[int] = ..., context: Optional[int] = ..., width: Optional[int] = ...,
             hidden: Optional[int] = ..., dtype: Optional[str] = ..., warmup: Optional[int] = ...,

@@ -372,6 +372,33 @@ class MemoryPrediction(_Report):
 
 def predict_memory(request: MeasureRequest, compute_capability: str = ...) -> MemoryPrediction: ...
 
+class PackageFit:
+    gpu: str
+    gpu_name: str
+    compute_capability: str
+    memory_bytes: int
+    memory_source: str
+    outside_allocator_bytes: int
+    outside_allocator_source: str
+    verdict: str
+    reason: str
+    predicted_peak_reserved_bytes: int
+    required_bytes: int
+    headroom_bytes: int
+    lot_price_cents: Optional[int]
+    cost_per_million_tokens_usd: Optional[str]
+
+class PackageFitReport(_Report):
+    heading: str
+    catalog_path: str
+    gpu_memory_path: str
+    packages: List[PackageFit]
+    caveats: List[str]
+    def _repr_html_(self) -> str: ...
+
+def fit_packages(request: MeasureRequest, days: Any = ..., measurement: Any = ...,
+                 catalog: Any = ...) -> PackageFitReport: ...
+
 class SpreadStatistics:
     count: int
     median: float

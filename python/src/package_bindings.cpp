@@ -4,6 +4,8 @@
 
 #include "bindings.hpp"
 #include "iteragpu/package_calculator.hpp"
+#include "iteragpu/error.hpp"
+#include "iteragpu/package_fit.hpp"
 
 namespace iteragpu::python {
 namespace {
@@ -175,6 +177,85 @@ void register_quote(py::module_& m) {
           )pbdoc");
 }
 
+const char* verdict_text(PackageFit::Verdict verdict) {
+  switch (verdict) {
+    case PackageFit::Verdict::kFits: return "fits";
+    case PackageFit::Verdict::kDoesNotFit: return "does not fit";
+    case PackageFit::Verdict::kUncertain: return "uncertain";
+    case PackageFit::Verdict::kNotAssessed: return "not assessed";
+  }
+  return "";
+}
+
+void register_fit(py::module_& m) {
+  py::class_<PackageFit>(m, "PackageFit", "Whether one GPU of a catalog GPU model holds the checkpoint.")
+      .def_property_readonly("gpu", [](const PackageFit& f) { return f.memory.gpu; }, "Catalog key.")
+      .def_readonly("gpu_name", &PackageFit::gpu_name)
+      .def_property_readonly("compute_capability", [](const PackageFit& f) { return f.memory.compute_capability; },
+                             "'9.0'; '' for a GPU the predictor does not model.")
+      .def_property_readonly("memory_bytes", [](const PackageFit& f) { return f.memory.memory_bytes; })
+      .def_property_readonly("memory_source", [](const PackageFit& f) { return f.memory.memory_source; },
+                             "'measured: ...' or 'vendor: ...'.")
+      .def_property_readonly("outside_allocator_bytes",
+                             [](const PackageFit& f) { return f.memory.outside_allocator_bytes; })
+      .def_property_readonly("outside_allocator_source",
+                             [](const PackageFit& f) { return f.memory.outside_allocator_source; })
+      .def_property_readonly("verdict", [](const PackageFit& f) { return std::string(verdict_text(f.verdict)); },
+                             "'fits', 'does not fit', 'uncertain' or 'not assessed'.")
+      .def_readonly("reason", &PackageFit::reason)
+      .def_readonly("predicted_peak_reserved_bytes", &PackageFit::predicted_peak_reserved_bytes)
+      .def_readonly("required_bytes", &PackageFit::required_bytes,
+                    "Predicted peak reserved + the footprint outside the allocator; 0 when not assessed.")
+      .def_readonly("headroom_bytes", &PackageFit::headroom_bytes, "memory - required; negative: short by that much.")
+      .def_property_readonly(
+          "lot_price_cents",
+          [](const PackageFit& f) -> std::optional<std::int64_t> {
+            if (!f.quote) return std::nullopt;
+            return f.quote->entry.lot_price_cents;
+          },
+          "One lot's price for the duration asked (int cents); None without days.")
+      .def_property_readonly(
+          "cost_per_million_tokens_usd",
+          [](const PackageFit& f) -> std::optional<std::string> {
+            if (!f.tokens_cost) return std::nullopt;
+            return f.tokens_cost->display_usd;
+          },
+          "Rounded to 4 places (str), from the decode rate measured on this GPU model; None otherwise.")
+      .def("__repr__", [](const PackageFit& f) {
+        return "PackageFit(gpu='" + f.memory.gpu + "', verdict='" + verdict_text(f.verdict) +
+               "', headroom_bytes=" + std::to_string(f.headroom_bytes) + ")";
+      });
+
+  py::class_<PackageFitReport> report(m, "PackageFitReport", R"pbdoc(
+    Which catalog GPU holds a checkpoint at a batch and context: the predicted peak reserved
+    bytes plus the footprint outside the allocator, against each GPU model's memory.
+  )pbdoc");
+  report.def_readonly("heading", &PackageFitReport::heading)
+      .def_readonly("catalog_path", &PackageFitReport::catalog_path)
+      .def_readonly("gpu_memory_path", &PackageFitReport::gpu_memory_path)
+      .def_readonly("packages", &PackageFitReport::packages, "PackageFit list, in catalog order.")
+      .def_readonly("caveats", &PackageFitReport::caveats)
+      .def("__repr__", [](const PackageFitReport& r) {
+        return "PackageFitReport(packages=" + std::to_string(r.packages.size()) + ")";
+      });
+  add_report_methods(report, "package_fit_html");
+
+  m.def(
+      "fit_packages",
+      [](const MeasureRequest& request, py::handle days, py::handle measurement, py::handle catalog) {
+        PackageFitRequest fit;
+        fit.configuration = MeasureConfiguration::parse(request);
+        if (!days.is_none()) fit.days = numeric_keyword_text(days, "days");
+        fit.measurement_file = path_keyword_text(measurement, "measurement");
+        if (!fit.measurement_file.empty() && !fit.days)
+          throw UsageError("measurement", "prices tokens and needs days (3, 7 or 30)");
+        const std::string memory_path = shipped_gpu_memory_path();
+        return fit_packages(fit, calculator_for_catalog(catalog), load_gpu_memory(memory_path), memory_path);
+      },
+      py::arg("request"), py::arg("days") = py::none(), py::arg("measurement") = py::none(),
+      py::arg("catalog") = py::none(), "fit_packages for request (its model); see iteragpu.packages().");
+}
+
 }  // namespace
 
 PackageCalculator calculator_for_catalog(py::handle catalog) {
@@ -186,6 +267,7 @@ PackageCalculator calculator_for_catalog(py::handle catalog) {
 void register_packages(py::module_& m) {
   register_catalog(m);
   register_quote(m);
+  register_fit(m);
 }
 
 }  // namespace iteragpu::python

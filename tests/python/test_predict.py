@@ -103,3 +103,27 @@ def test_a_checkpoint_is_predicted_as_the_cli_predicts_it(tmp_path, cli, schema_
     assert prediction.input_bytes == 2 * 4 * 8  # int64 token ids
     assert pickle.loads(pickle.dumps(prediction)).to_dict() == prediction.to_dict()
     assert "warm #2 decode 2" in prediction._repr_html_()
+
+
+def test_packages_judges_a_checkpoint_as_the_cli_does(tmp_path, cli, schema_validator):
+    from test_measure import write_tiny_llama
+
+    model = tmp_path / "tiny-llama"
+    write_tiny_llama(model)
+    report = iteragpu.packages(model=model, batch=2, context=8, days=7)
+    completed = cli("packages", "--model", str(model), "--batch", "2", "--context", "8", "--days", "7",
+                    "--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    assert report.to_dict() == json.loads(completed.stdout)
+    schema_validator(report.to_dict(), "package-fit")
+    h200 = next(fit for fit in report.packages if fit.gpu == "h200")
+    assert h200.verdict == "fits"
+    assert h200.required_bytes == h200.predicted_peak_reserved_bytes + h200.outside_allocator_bytes
+    assert h200.headroom_bytes == h200.memory_bytes - h200.required_bytes
+    assert h200.lot_price_cents > 0 and h200.cost_per_million_tokens_usd is None
+    assert next(fit for fit in report.packages if fit.gpu == "mi300x").verdict == "not assessed"
+    html = report._repr_html_()
+    assert "splitting a model over several GPUs is not modelled" in html and "h200" in html
+    with pytest.raises(iteragpu.UsageError) as raised:
+        iteragpu.packages(model=model, measurement=tmp_path / "m.json")
+    assert raised.value.field == "measurement"

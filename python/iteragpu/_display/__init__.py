@@ -15,6 +15,7 @@ from .comparison import comparison_html
 from .environment import environment_html
 from .estimate import checkpoint_estimate_html, estimate_html
 from .measurement import measurement_html, plot_measurement, timing_html
+from .package_fit import package_fit_html
 from .prediction import prediction_html
 from .quote import quote_html
 from .results import results_report_html
@@ -27,6 +28,7 @@ __all__ = [
     "environment_html",
     "estimate_html",
     "measurement_html",
+    "package_fit_html",
     "plot_measurement",
     "plot_sweep",
     "prediction_html",
