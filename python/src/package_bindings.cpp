@@ -177,16 +177,6 @@ void register_quote(py::module_& m) {
           )pbdoc");
 }
 
-const char* verdict_text(PackageFit::Verdict verdict) {
-  switch (verdict) {
-    case PackageFit::Verdict::kFits: return "fits";
-    case PackageFit::Verdict::kDoesNotFit: return "does not fit";
-    case PackageFit::Verdict::kUncertain: return "uncertain";
-    case PackageFit::Verdict::kNotAssessed: return "not assessed";
-  }
-  return "";
-}
-
 void register_fit(py::module_& m) {
   py::class_<PackageFit>(m, "PackageFit", "Whether one GPU of a catalog GPU model holds the checkpoint.")
       .def_property_readonly("gpu", [](const PackageFit& f) { return f.memory.gpu; }, "Catalog key.")

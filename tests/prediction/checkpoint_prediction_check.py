@@ -22,31 +22,10 @@ import subprocess
 import sys
 import tempfile
 
-# config.json fields of each recorded shape (those of tests/conformance/decoder_conformance.py).
-SHAPES = {
-    "llama-1b": dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_size=2048,
-                     intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
-                     num_key_value_heads=8, head_dim=64, vocab_size=128256, max_position_embeddings=131072,
-                     rms_norm_eps=1e-5, tie_word_embeddings=True,
-                     rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 32.0,
-                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                                      "original_max_position_embeddings": 8192}),
-    "qwen2-1.5b": dict(architectures=["Qwen2ForCausalLM"], model_type="qwen2", hidden_size=1536,
-                       intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
-                       num_key_value_heads=2, vocab_size=151936, max_position_embeddings=32768,
-                       rms_norm_eps=1e-6, tie_word_embeddings=True, use_sliding_window=False,
-                       rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}),
-    "qwen3-0.6b": dict(architectures=["Qwen3ForCausalLM"], model_type="qwen3", hidden_size=1024,
-                       intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
-                       num_key_value_heads=8, head_dim=128, vocab_size=151936, max_position_embeddings=40960,
-                       rms_norm_eps=1e-6, tie_word_embeddings=True, use_sliding_window=False,
-                       rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}),
-    "llama-8b": dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_size=4096,
-                     intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
-                     num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
-                     rms_norm_eps=1e-5, tie_word_embeddings=False,
-                     rope_parameters={"rope_type": "default", "rope_theta": 500000.0}),
-}
+# config.json fields of each recorded shape: those the conformance run wrote its checkpoints with.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
+from decoder_conformance import SHAPES  # noqa: E402  (standard library only at import)
+
 SAFETENSORS_DTYPE = {"bfloat16": ("BF16", 2), "float16": ("F16", 2), "float32": ("F32", 4)}
 
 

@@ -56,6 +56,9 @@ struct PackageFit {
   std::optional<GeneratedTokensCost> tokens_cost;  // with a decode rate measured on this GPU model
 };
 
+// "fits", "does not fit", "uncertain", "not assessed": the text and JSON name of a verdict.
+const char* verdict_text(PackageFit::Verdict verdict);
+
 struct PackageFitReport {
   PackageFitRequest request;
   std::string heading;  // the checkpoint and configuration, as predict names them

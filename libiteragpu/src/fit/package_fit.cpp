@@ -19,6 +19,7 @@
 #include "mechanics/json_output.hpp"
 #include "mechanics/quantity_parser.hpp"
 #include "mechanics/shipped_data.hpp"
+#include "mechanics/wording.hpp"
 #include "workload/configuration_json.hpp"
 #include "workload/workload.hpp"
 
@@ -42,24 +43,7 @@ std::uint64_t byte_count(const CsvRecord& record, std::size_t column, const std:
   }
 }
 
-const char* verdict_name(PackageFit::Verdict verdict) {
-  switch (verdict) {
-    case PackageFit::Verdict::kFits: return "fits";
-    case PackageFit::Verdict::kDoesNotFit: return "does not fit";
-    case PackageFit::Verdict::kUncertain: return "uncertain";
-    case PackageFit::Verdict::kNotAssessed: return "not assessed";
-  }
-  return "";
-}
-
-std::string grouped(std::uint64_t value) {
-  std::string digits = std::to_string(value), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
+std::string grouped(std::uint64_t value) { return grouped_count(static_cast<long long>(value)); }
 
 std::string gib(std::uint64_t bytes) {
   char text[32];
@@ -151,6 +135,16 @@ std::vector<GpuMemory> load_gpu_memory(const std::string& path) {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+const char* verdict_text(PackageFit::Verdict verdict) {
+  switch (verdict) {
+    case PackageFit::Verdict::kFits: return "fits";
+    case PackageFit::Verdict::kDoesNotFit: return "does not fit";
+    case PackageFit::Verdict::kUncertain: return "uncertain";
+    case PackageFit::Verdict::kNotAssessed: return "not assessed";
+  }
+  return "";
 }
 
 std::string shipped_gpu_memory_path() { return shipped_data_path("gpu-memory.csv", "GPU memory table"); }
@@ -264,7 +258,7 @@ std::string PackageFitReport::to_text() const {
                   fit.memory.compute_capability.empty() ? "-" : fit.memory.compute_capability.c_str(),
                   grouped(fit.memory.memory_bytes).c_str(),
                   fit.required_bytes ? grouped(fit.required_bytes).c_str() : "-", headroom.c_str(),
-                  verdict_name(fit.verdict), cost.c_str());
+                  verdict_text(fit.verdict), cost.c_str());
     text += line;
   }
   text += "\nWhy:\n";
@@ -324,7 +318,7 @@ std::string PackageFitReport::to_json() const {
         .key("memory_source").value(fit.memory.memory_source)
         .key("outside_allocator_bytes").value(fit.memory.outside_allocator_bytes)
         .key("outside_allocator_source").value(fit.memory.outside_allocator_source)
-        .key("verdict").value(verdict_name(fit.verdict))
+        .key("verdict").value(verdict_text(fit.verdict))
         .key("reason").value(fit.reason);
     if (fit.verdict == PackageFit::Verdict::kNotAssessed) {
       json.key("predicted_peak_reserved_bytes").null().key("required_bytes").null().key("headroom_bytes").null();
