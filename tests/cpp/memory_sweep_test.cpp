@@ -153,16 +153,20 @@ SweepRequest batch_sweep(const std::string& budget, const std::string& output = 
   return request;
 }
 
-// The peak reserved bytes of one batch on the fake GPU, measured in this process.
-std::uint64_t fake_peak(std::int64_t batch) {
+// The peak reserved bytes of a configuration on the fake GPU, measured in this process.
+std::uint64_t fake_peak_of(const MeasureConfiguration& configuration) {
   FakeBackend::Script script;
   script.memory_bytes = kFakeGpuBytes;
-  MeasureConfiguration configuration = batch_sweep("50%").start;
-  configuration.batch = batch;
   std::uint64_t peak = 0;
   for (const PhaseRow& row : PhaseMeasurer(std::make_shared<FakeBackend>(script)).run(configuration).phases)
     peak = std::max(peak, row.end.peak_reserved_bytes);
   return peak;
+}
+
+std::uint64_t fake_peak(std::int64_t batch) {
+  MeasureConfiguration configuration = batch_sweep("50%").start;
+  configuration.batch = batch;
+  return fake_peak_of(configuration);
 }
 
 TEST(MemorySweep, FindsTheLargestBatchUnderHalfTheFreeMemoryOfAFakeGpu) {
@@ -217,14 +221,9 @@ SweepRequest context_sweep(const std::string& model, const std::string& budget) 
 }
 
 std::uint64_t fake_checkpoint_peak(const std::string& model, std::int64_t context) {
-  FakeBackend::Script script;
-  script.memory_bytes = kFakeGpuBytes;
   MeasureConfiguration configuration = context_sweep(model, "1").start;
   configuration.context = context;
-  std::uint64_t peak = 0;
-  for (const PhaseRow& row : PhaseMeasurer(std::make_shared<FakeBackend>(script)).run(configuration).phases)
-    peak = std::max(peak, row.end.peak_reserved_bytes);
-  return peak;
+  return fake_peak_of(configuration);
 }
 
 TEST(MemorySweep, FindsTheLargestContextOfACheckpointUnderABudget) {
