@@ -148,15 +148,20 @@ def reference(folder, dtype, batch, context, new_tokens, warmup, repeats, seed):
                 attention=f"flash {torch.backends.cuda.flash_sdp_enabled()}")
 
 
+def counters_of(r):
+    """The six counters of a measured or predicted row of an iteragpu measurement file."""
+    return dict(allocated_baseline=r["allocated_bytes"]["baseline"], allocated_end=r["allocated_bytes"]["end"],
+                reserved_baseline=r["reserved_bytes"]["baseline"], reserved_end=r["reserved_bytes"]["end"],
+                peak_allocated=r["peak_allocated_bytes"], peak_reserved=r["peak_reserved_bytes"])
+
+
 def iteragpu_rows(path):
     document = json.load(open(path))
     rows = []
     for r in document["phases"]:
         rows.append(dict(phase=r["phase"], sequence=r.get("sequence"), repeat=r["repeat"], step=r.get("step"),
-                         allocated_baseline=r["allocated_bytes"]["baseline"], allocated_end=r["allocated_bytes"]["end"],
-                         reserved_baseline=r["reserved_bytes"]["baseline"], reserved_end=r["reserved_bytes"]["end"],
-                         peak_allocated=r["peak_allocated_bytes"], peak_reserved=r["peak_reserved_bytes"],
-                         host_seconds=r["host_seconds"], gpu_event_seconds=r["gpu_event_seconds"]))
+                         host_seconds=r["host_seconds"], gpu_event_seconds=r["gpu_event_seconds"],
+                         predicted=counters_of(r["predicted"]) if r.get("predicted") else None, **counters_of(r)))
     run = document["decoder_run"]
     return dict(rows=rows, tokens=run["first_sequence_tokens"], logits_sha256=run["last_logits_sha256"],
                 attention=run["attention_backend"], document=document)
@@ -194,6 +199,19 @@ def compare_cell(args, cell):
     if len(mine["rows"]) != len(peer["rows"]):
         problems.append(f"{len(mine['rows'])} rows, peer {len(peer['rows'])}")
     equal_counters = total_counters = 0
+    # predict --model (recorded by measure --model beside each row) against transformers' counters:
+    # reported, not a failure of the measurement's conformance.
+    predicted_equal = predicted_total = 0
+    prediction_differences = []
+    for index, (a, b) in enumerate(zip(mine["rows"], peer["rows"])):
+        for counter in COUNTERS if a["predicted"] else ():
+            predicted_total += 1
+            if a["predicted"][counter] == b[counter]:
+                predicted_equal += 1
+            elif len(prediction_differences) < 6:
+                prediction_differences.append(f"row {index} {a['phase']} {a['sequence'] or ''} {a['step'] or ''} {counter}: "
+                                              f"predicted {a['predicted'][counter]}, transformers {b[counter]} "
+                                              f"({a['predicted'][counter] - b[counter]:+d})")
     for index, (a, b) in enumerate(zip(mine["rows"], peer["rows"])):
         name = f"{a['phase']}" + (f" {a['sequence']}/{a['repeat']}/{a['step']}" if a["sequence"] else "")
         if (a["phase"], a["sequence"], a["step"]) != (b["phase"], b["sequence"], b["step"]):
@@ -237,7 +255,8 @@ def compare_cell(args, cell):
                 copy.write(handle.read())
     weights = mine["rows"][0]
     return dict(cell=cell, ok=not problems, same_output=same_output, peer_repeatable=peer_repeatable, problems=problems, equal_counters=equal_counters,
-                counters=total_counters, ratios=ratios, attention=mine["attention"],
+                counters=total_counters, predicted_equal=predicted_equal, predicted_counters=predicted_total,
+                prediction_differences=prediction_differences, ratios=ratios, attention=mine["attention"],
                 decode_host_ratio=statistics.median(host_decode) / statistics.median(peer_host_decode),
                 load_seconds=weights["host_seconds"], peer_load_seconds=peer["rows"][0]["host_seconds"],
                 peak_reserved=max(r["peak_reserved"] for r in mine["rows"]),
@@ -319,17 +338,20 @@ def main():
         print(f"{cell}: {'equal' if r['ok'] else 'DIFFERENT'}", flush=True)
         for problem in r["problems"]:
             print(f"    {problem}", flush=True)
+        for difference in r.get("prediction_differences", []):
+            print(f"    prediction: {difference}", flush=True)
     print("\nTokens and logits: 'DIFFER, peer too' means transformers run twice on the cell differs from itself"
           " (a kernel that is not deterministic run to run); equality is decided only where it repeats itself.")
     print("GPU time: iteragpu / transformers, warm medians of GPU event time; below 0.97 the peer's GPU waited"
           " for Python to launch the same kernels (launch-bound).")
-    print("cell                          counters equal   tokens+logits  GPU time prefill/decode  decode host  load s (peer)  peak reserved  device used  attention")
+    print("cell                          counters equal   predicted equal  tokens+logits  GPU time prefill/decode  decode host  load s (peer)  peak reserved  device used  attention")
     for r in results:
         if "counters" not in r:
             print(f"{r['cell']:<30} failed")
             continue
         ratios = r["ratios"]
         print(f"{r['cell']:<30} {r['equal_counters']:>6}/{r['counters']:<8} "
+              f"{r['predicted_equal']:>7}/{r['predicted_counters']:<8} "
               f"{'same' if r['same_output'] else ('DIFFER' if r['peer_repeatable'] else 'DIFFER, peer too'):<14} "
               f"{ratios.get('prefill', 0):.3f}/{ratios.get('decode', 0):.3f}x          "
               f"{r['decode_host_ratio']:.3f}x      {r['load_seconds']:.2f} ({r['peer_load_seconds']:.2f})   "
