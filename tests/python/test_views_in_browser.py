@@ -7,7 +7,7 @@ checkpoint measurement (tests/data/checkpoint-measurements), their timing and th
 prediction; the comparison of the two examples/results files; a sweep and its plot (the test
 double's: a sweep file cannot be read back, so the sweep is made here through the scripted
 backend); a quote; the environment; estimates, of a parameter count and of a small safetensors
-checkpoint written here.
+checkpoint written here; which package's GPU holds a tiny checkpoint written here.
 
 Fails on: an error output or a traceback in a cell, a view that fell back to a plain repr
 (<iteragpu....object at 0x...>), a plot that is missing or drawn twice, an image the browser
@@ -69,7 +69,11 @@ def _build_output_dir():
 
 # (cell source, what it shows: "html" a rich view, "png" a plot, None no display)
 def _cells(tmp_path, fake_backend):
+    from test_measure import write_tiny_llama
+
     checkpoint = tmp_path / "tiny.safetensors"
+    model = tmp_path / "tiny-llama"
+    write_tiny_llama(model)
     return [
         ("import json, struct\nimport iteragpu\n"
          f"FLOAT32, BFLOAT16, CHECKPOINT_RUN = {FLOAT32!r}, {BFLOAT16!r}, {CHECKPOINT_RUN!r}", None),
@@ -92,6 +96,7 @@ def _cells(tmp_path, fake_backend):
          f"with open({str(checkpoint)!r}, \"wb\") as file:\n"
          "    file.write(struct.pack(\"<Q\", len(text)) + text + bytes(128256))\n"
          f"iteragpu.estimate(checkpoint={str(checkpoint)!r})", "html"),
+        (f"iteragpu.packages(model={str(model)!r}, batch=2, context=8, days=7)", "html"),
         # Last: the checkpoint run's table is long (a row per decode step).
         ("run = iteragpu.Measurement.read(CHECKPOINT_RUN)\nrun", "html"),
         ("run.timing", "html"),
@@ -181,7 +186,7 @@ def test_every_view_renders_in_a_browser(tmp_path, fake_backend):
     assert not re.search(r"(<|&lt;)iteragpu\.[\w.]+ object at 0x", shown_text), "a view fell back to a plain repr"
     for title in ("Measurement", "Timing of the warm repeats", "Predicted memory", "Comparison of 2 measurements",
                   "Memory sweep", "Rental package quote", "Environment", "Weight memory estimate",
-                  "Weight memory of a safetensors checkpoint"):
+                  "Weight memory of a safetensors checkpoint", "Which GPU holds"):
         assert f"<strong>{title}" in shown_text, title
     assert "33,574,912 bytes <small>(32.02 MiB)</small>" in shown_text  # the float32 model's parameters
     images = shown_text.count("data:image/png;base64,")

@@ -28,8 +28,13 @@ def package_fit_html(report):
             price,
             cost,
         ])
-    notes = [f"{fit.gpu}: {fit.reason}; memory {fit.memory_source}; outside the allocator "
-             f"{fit.outside_allocator_source}" for fit in report.packages]
+    # Each source once, with the GPU models it is used for (as the text report lists them).
+    sources = {}
+    for fit in report.packages:
+        for source in (f"memory {fit.memory_source}", f"outside the allocator {fit.outside_allocator_source}"):
+            sources.setdefault(source, []).append(fit.gpu)
+    notes = [f"{', '.join(gpus)}: {source}" for source, gpus in sources.items()]
+    notes += [f"{fit.gpu}: {fit.reason}" for fit in report.packages if fit.verdict != "fits"]
     notes += [
         "Needed on one GPU: the predicted peak reserved bytes plus the process's memory outside the caching "
         "allocator. One GPU per model instance: splitting a model over several GPUs is not modelled.",
