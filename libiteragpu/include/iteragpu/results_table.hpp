@@ -13,6 +13,8 @@
 
 namespace iteragpu {
 
+struct Measurement;
+
 // What a checkpoint run's measurement says of its generation speed (the decoder workload).
 struct MeasuredDecodeRate {
   std::string architecture;  // "LlamaForCausalLM"
@@ -24,6 +26,10 @@ struct MeasuredDecodeRate {
   // steps' host median, the double the measurement file holds (finite, > 0).
   double decode_tokens_per_second = 0;
 };
+
+// The decode rate a checkpoint measurement records; none for the synthetic MLP or a rate that
+// is not a positive number (none measured).
+std::optional<MeasuredDecodeRate> measured_decode_rate(const Measurement& measurement);
 
 struct ResultRow {
   std::string date;                // YYYY-MM-DD of the run

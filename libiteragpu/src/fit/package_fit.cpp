@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "iteragpu/decoder_checkpoint.hpp"
@@ -89,20 +90,11 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
   differs("context", std::to_string(measured.context), std::to_string(configuration.context));
   differs("new tokens", std::to_string(measured.new_tokens), std::to_string(configuration.new_tokens));
   differs("dtype", measured.dtype, configuration.dtype);
-  const std::optional<double> rate =
-      measurement.decoder_run ? measurement.decoder_run->decode_tokens_per_second : std::nullopt;
-  if (!rate || !(*rate > 0)) refuse("has no decode rate");
+  const std::optional<MeasuredDecodeRate> rate = measured_decode_rate(measurement);
+  if (!rate) refuse("has no decode rate");
   const GpuDevice* gpu = measurement.environment.selected_gpu();
   if (gpu == nullptr) refuse("names no GPU");
-  MeasuredRate result;
-  result.device = gpu->name;
-  result.rate.architecture = record.architecture.architecture;
-  result.rate.dtype = measured.dtype;
-  result.rate.batch = measured.batch;
-  result.rate.context = measured.context;
-  result.rate.new_tokens = measured.new_tokens;
-  result.rate.decode_tokens_per_second = *rate;
-  return result;
+  return {gpu->name, *rate};
 }
 
 }  // namespace
@@ -181,7 +173,7 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
 
   std::map<std::string, const GpuMemory*> memory_of;
   for (const GpuMemory& row : gpu_memory) memory_of[row.gpu] = &row;
-  std::map<std::string, MemoryPrediction> prediction_of;  // by compute capability
+  std::map<std::tuple<std::uint64_t, std::uint64_t, bool>, std::uint64_t> peak_of;  // predicted peak reserved
   std::set<std::string> priced;
   for (const CatalogEntry& entry : calculator.catalog().entries()) {
     if (!priced.insert(entry.gpu).second) continue;  // one row per GPU model
@@ -202,17 +194,22 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
       report.packages.push_back(std::move(fit));
       continue;
     }
-    auto predicted = prediction_of.find(fit.memory.compute_capability);
-    if (predicted == prediction_of.end()) {
-      predicted = prediction_of.emplace(fit.memory.compute_capability,
-                                        MemoryPredictor::predict(configuration, PredictionTarget::resolve(
-                                                                     "", fit.memory.compute_capability))).first;
-      for (const std::string& caveat : predicted->second.caveats)
+    // GPUs whose prediction targets agree (the same workspaces, the same caveats) share one
+    // prediction: the catalog's 14 NVIDIA models need two.
+    const PredictionTarget target = PredictionTarget::resolve("", fit.memory.compute_capability);
+    const bool checked_capability = target.compute_capability_major == 9 && target.compute_capability_minor == 0;
+    const auto key = std::make_tuple(target.cublas_workspace_bytes, target.cublaslt_workspace_bytes, checked_capability);
+    auto predicted = peak_of.find(key);
+    if (predicted == peak_of.end()) {
+      const MemoryPrediction prediction = MemoryPredictor::predict(configuration, target);
+      std::uint64_t peak = 0;
+      for (const PhasePrediction& row : prediction.phases) peak = std::max(peak, row.end.peak_reserved_bytes);
+      predicted = peak_of.emplace(key, peak).first;
+      for (const std::string& caveat : prediction.caveats)
         if (std::find(report.caveats.begin(), report.caveats.end(), caveat) == report.caveats.end())
           report.caveats.push_back(caveat);
     }
-    for (const PhasePrediction& row : predicted->second.phases)
-      fit.predicted_peak_reserved_bytes = std::max(fit.predicted_peak_reserved_bytes, row.end.peak_reserved_bytes);
+    fit.predicted_peak_reserved_bytes = predicted->second;
     fit.required_bytes = fit.predicted_peak_reserved_bytes + fit.memory.outside_allocator_bytes;
     fit.headroom_bytes = static_cast<std::int64_t>(fit.memory.memory_bytes) - static_cast<std::int64_t>(fit.required_bytes);
     const bool measured = fit.memory.memory_measured() && fit.memory.outside_allocator_source.rfind("measured", 0) == 0;

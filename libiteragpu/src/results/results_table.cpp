@@ -101,20 +101,8 @@ MeasurementEvidence read_measurement(const std::string& path) {
   if (environment.stack) evidence.backend = environment.stack->backend_identity;
   evidence.scripted = environment.from_other_than_libtorch();
   if (const GpuDevice* gpu = environment.selected_gpu()) evidence.device = gpu->name;
-  // A checkpoint run's decode rate prices its generated tokens (results report). A rate that
-  // is not a positive number (none measured) gives no such price.
-  const std::optional<double> rate =
-      measurement.decoder_run ? measurement.decoder_run->decode_tokens_per_second : std::nullopt;
-  if (measurement.checkpoint && rate && std::isfinite(*rate) && *rate > 0) {
-    MeasuredDecodeRate decode;
-    decode.architecture = measurement.checkpoint->architecture.architecture;
-    decode.dtype = measurement.configuration.dtype;
-    decode.batch = measurement.configuration.batch;
-    decode.context = measurement.configuration.context;
-    decode.new_tokens = measurement.configuration.new_tokens;
-    decode.decode_tokens_per_second = *rate;
-    evidence.decode_rate = decode;
-  }
+  // A checkpoint run's decode rate prices its generated tokens (results report).
+  evidence.decode_rate = measured_decode_rate(measurement);
   return evidence;
 }
 
@@ -290,6 +278,20 @@ std::vector<ResultRow> parse_rows(const CsvTable& table, const Catalog& catalog,
 }
 
 }  // namespace
+
+std::optional<MeasuredDecodeRate> measured_decode_rate(const Measurement& measurement) {
+  const std::optional<double> rate =
+      measurement.decoder_run ? measurement.decoder_run->decode_tokens_per_second : std::nullopt;
+  if (!measurement.checkpoint || !rate || !std::isfinite(*rate) || !(*rate > 0)) return std::nullopt;
+  MeasuredDecodeRate decode;
+  decode.architecture = measurement.checkpoint->architecture.architecture;
+  decode.dtype = measurement.configuration.dtype;
+  decode.batch = measurement.configuration.batch;
+  decode.context = measurement.configuration.context;
+  decode.new_tokens = measurement.configuration.new_tokens;
+  decode.decode_tokens_per_second = *rate;
+  return decode;
+}
 
 const std::vector<std::string>& ResultsTable::columns() {
   static const std::vector<std::string> names{

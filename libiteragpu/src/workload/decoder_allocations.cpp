@@ -200,17 +200,22 @@ class DecoderForwards final : public ForwardAllocations {
 
 }  // namespace
 
-void allocate_decoder_weights(AllocationRecorder& allocator, const DecoderArchitecture& architecture,
-                              const std::vector<DecoderTensor>& tensors, std::uint64_t dtype_bytes) {
-  std::uint64_t total = 0;
+std::vector<std::uint64_t> decoder_tensor_bytes(const std::vector<DecoderTensor>& tensors, std::uint64_t dtype_bytes) {
   std::vector<std::uint64_t> sizes;
   sizes.reserve(tensors.size());
   for (const DecoderTensor& tensor : tensors) {
     std::uint64_t elements = 1;
     for (std::int64_t dimension : tensor.shape) elements *= static_cast<std::uint64_t>(dimension);
     sizes.push_back(elements * dtype_bytes);
-    total += sizes.back();
   }
+  return sizes;
+}
+
+void allocate_decoder_weights(AllocationRecorder& allocator, const DecoderArchitecture& architecture,
+                              const std::vector<DecoderTensor>& tensors, std::uint64_t dtype_bytes) {
+  const std::vector<std::uint64_t> sizes = decoder_tensor_bytes(tensors, dtype_bytes);
+  std::uint64_t total = 0;
+  for (std::uint64_t bytes : sizes) total += bytes;
   // caching_allocator_warmup: an empty float16 tensor of floor(bytes / 2) elements, freed.
   if (total / 2 > 0) allocator.free(allocator.allocate(total / 2 * 2));
   for (std::uint64_t bytes : sizes)

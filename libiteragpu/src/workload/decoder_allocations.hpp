@@ -13,6 +13,9 @@
 
 namespace iteragpu {
 
+// Each tensor's bytes on the GPU: its elements × the run's dtype bytes, in load order.
+std::vector<std::uint64_t> decoder_tensor_bytes(const std::vector<DecoderTensor>& tensors, std::uint64_t dtype_bytes);
+
 // weights_load: transformers' caching_allocator_warmup block (every tensor's bytes in the run's
 // dtype, freed at once), each tensor in load order, then the rotary buffers inv_freq and
 // original_inv_freq (float32).

@@ -137,11 +137,7 @@ class DecoderWorkload final : public Workload {
   }
   std::uint64_t parameter_bytes() const override {
     std::uint64_t bytes = 0;
-    for (const DecoderTensor& tensor : tensors_) {
-      std::uint64_t elements = 1;
-      for (std::int64_t dimension : tensor.shape) elements *= static_cast<std::uint64_t>(dimension);
-      bytes += elements * dtype_bytes();
-    }
+    for (std::uint64_t tensor : decoder_tensor_bytes(tensors_, dtype_bytes())) bytes += tensor;
     return bytes;
   }
   std::uint64_t input_bytes() const override { return static_cast<std::uint64_t>(batch_ * context_) * 8; }
