@@ -523,6 +523,8 @@ class SweepResult(_Report):
     predicted_largest: Optional[int]
     largest_fitting: Optional[int]
     smallest_not_fitting: Optional[int]
+    largest_accepted: int
+    beyond_largest_accepted: str
     measurements: int
     def plot(self) -> Any: ...  # matplotlib.figure.Figure
     def _repr_html_(self) -> str: ...

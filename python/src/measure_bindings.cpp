@@ -425,6 +425,10 @@ void register_sweep(py::module_& m) {
       .def_readonly("predicted_largest", &SweepResult::predicted_largest)
       .def_readonly("largest_fitting", &SweepResult::largest_fitting)
       .def_readonly("smallest_not_fitting", &SweepResult::smallest_not_fitting)
+      .def_readonly("largest_accepted", &SweepResult::largest_accepted,
+                    "The largest value the workload accepts (a checkpoint's positions); the search stays below it.")
+      .def_readonly("beyond_largest_accepted", &SweepResult::beyond_largest_accepted,
+                    "Why largest_accepted + 1 is refused; '' when no limit of the workload was reached.")
       .def_property_readonly("measurements", &SweepResult::measurements)
       .def(
           "plot", [](py::object self) { return call_display("plot_sweep", self); },

@@ -357,6 +357,30 @@ TEST_F(DecoderMeasurement, ShortSlidingWindowIsRefusedBeforeTheBackend) {
   EXPECT_EQ(MeasureConfiguration::parse(r).context, 4);
 }
 
+TEST_F(DecoderMeasurement, PositionsBeyondMaxPositionEmbeddingsAreRefused) {
+  TinyCheckpoint checkpoint;
+  checkpoint.extra["max_position_embeddings"] = "10";
+  const std::string folder = dir_.file("tiny-10-positions");
+  checkpoint.write(folder);
+  MeasureRequest r = request();
+  r.model = folder;
+  r.context = "8";
+  r.new_tokens = "2";
+  EXPECT_EQ(MeasureConfiguration::parse(r).context, 8);  // 10 positions: the limit itself
+  r.new_tokens = "3";
+  try {
+    MeasureConfiguration::parse(r);
+    ADD_FAILURE() << "8 + 3 positions accepted with max_position_embeddings 10";
+  } catch (const UsageError& error) {
+    EXPECT_EQ(error.field(), "context") << error.what();
+    EXPECT_NE(error.reason().find("context 8 + new tokens 3 = 11 positions exceed the checkpoint's "
+                                  "max_position_embeddings (10, "),
+              std::string::npos)
+        << error.what();
+    EXPECT_NE(error.reason().find("expected at most 10 positions"), std::string::npos) << error.what();
+  }
+}
+
 TEST_F(DecoderMeasurement, PredictionOfACheckpointHasItsRowsAndItsCacheGrowth) {
   const MemoryPrediction prediction =
       MemoryPredictor::predict(MeasureConfiguration::parse(request()), PredictionTarget::from_table(9, 0));

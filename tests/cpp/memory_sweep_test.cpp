@@ -230,11 +230,13 @@ TEST(MemorySweep, FindsTheLargestContextOfACheckpointUnderABudget) {
   TempDir dir;
   FakeGpuMemory memory;
   const std::string model = dir.file("tiny");
-  TinyCheckpoint().write(model);
+  TinyCheckpoint checkpoint;  // the fake GPU's boundary lies beyond LlamaConfig's default 2,048 positions
+  checkpoint.extra["max_position_embeddings"] = "131072";
+  checkpoint.write(model);
   const std::uint64_t budget = fake_checkpoint_peak(model, 300);
   const SweepResult result = MemorySweep(MeasurementRunner()).run(context_sweep(model, std::to_string(budget)));
   ASSERT_TRUE(result.largest_fitting);
-  ASSERT_TRUE(result.smallest_not_fitting);
+  ASSERT_TRUE(result.smallest_not_fitting) << result.to_text();
   EXPECT_GE(*result.largest_fitting, 300);
   EXPECT_EQ(*result.smallest_not_fitting, *result.largest_fitting + 1);
   EXPECT_LE(fake_checkpoint_peak(model, *result.largest_fitting), budget);
@@ -252,6 +254,38 @@ TEST(MemorySweep, FindsTheLargestContextOfACheckpointUnderABudget) {
   } catch (const UsageError& error) {
     EXPECT_NE(std::string(error.what()).find("expected batch, context or new-tokens"), std::string::npos)
         << error.what();
+  }
+}
+
+// A budget the checkpoint never reaches: the search stops at its max_position_embeddings,
+// never measures beyond it, and says why the next value is refused.
+TEST(MemorySweep, StopsAtTheCheckpointsPositionLimit) {
+  TempDir dir;
+  FakeGpuMemory memory;
+  const std::string model = dir.file("tiny");
+  TinyCheckpoint checkpoint;
+  checkpoint.extra["max_position_embeddings"] = "64";
+  checkpoint.write(model);
+  for (const char* vary : {"context", "new-tokens"}) {
+    SweepRequest request = context_sweep(model, std::to_string(std::uint64_t{1} << 40));
+    request.vary = vary;
+    const SweepResult result = MemorySweep(MeasurementRunner()).run(request);
+    const std::int64_t limit = std::string(vary) == "context" ? 64 - 2 : 64 - 8;  // start: context 8, 2 new tokens
+    EXPECT_EQ(result.largest_accepted, limit) << vary;
+    ASSERT_TRUE(result.largest_fitting) << vary;
+    EXPECT_EQ(*result.largest_fitting, limit) << vary;
+    EXPECT_FALSE(result.smallest_not_fitting) << vary;
+    for (const SweepPoint& point : result.points) {
+      EXPECT_LE(point.value, limit) << vary;
+      EXPECT_EQ(point.outcome, "fits") << vary;
+    }
+    EXPECT_NE(result.beyond_largest_accepted.find("= 65 positions exceed the checkpoint's max_position_embeddings (64"),
+              std::string::npos)
+        << result.beyond_largest_accepted;
+    EXPECT_NE(result.to_text().find("the largest accepted: " + std::to_string(limit + 1) + " is refused"),
+              std::string::npos)
+        << result.to_text();
+    EXPECT_EQ(schema_violation(result.to_json(), "sweep.schema.json"), "");
   }
 }
 

@@ -335,7 +335,7 @@ H200_CHECKPOINT_MEASUREMENT = (pathlib.Path(__file__).resolve().parents[1] / "da
                                / "llama-8b-bfloat16-h200.json")
 
 
-def write_tiny_llama(folder):
+def write_tiny_llama(folder, max_position_embeddings=None):
     """config.json and model.safetensors of a 2-layer Llama (zeros), as tests/support writes them."""
     import struct
     folder.mkdir()
@@ -345,6 +345,8 @@ def write_tiny_llama(folder):
               "intermediate_size": intermediate, "num_hidden_layers": layers, "num_attention_heads": heads,
               "num_key_value_heads": kv_heads, "vocab_size": vocab, "torch_dtype": "bfloat16",
               "tie_word_embeddings": False}
+    if max_position_embeddings is not None:
+        config["max_position_embeddings"] = max_position_embeddings
     (folder / "config.json").write_text(json.dumps(config))
     shapes = {"model.embed_tokens.weight": [vocab, hidden], "model.norm.weight": [hidden],
               "lm_head.weight": [vocab, hidden]}
@@ -417,13 +419,21 @@ def test_an_h200_checkpoint_measurement_reads_without_its_folder():
 def test_a_checkpoint_sweeps_its_context(tmp_path, fake_backend, monkeypatch):
     monkeypatch.setenv("ITERAGPU_FAKE_BACKEND", "memory=268435456")
     model = tmp_path / "tiny-llama"
-    write_tiny_llama(model)
+    write_tiny_llama(model, max_position_embeddings=4_194_304)  # the fake GPU's boundary is beyond 2,048
     result = iteragpu.sweep("context", model=model, new_tokens=2, context=8, budget=200_000_000,
                             backend_path=fake_backend, progress=False)
     assert result.start.model == str(model)
     assert result.smallest_not_fitting == result.largest_fitting + 1
+    assert result.largest_accepted == 4_194_304 - 2 and result.beyond_largest_accepted
     measured = [point for point in result.points if point.outcome in ("fits", "over budget")]
     assert measured and all(point.predicted_peak_reserved_bytes for point in measured)
+    short = tmp_path / "tiny-llama-64-positions"
+    write_tiny_llama(short, max_position_embeddings=64)
+    limited = iteragpu.sweep("context", model=short, new_tokens=2, context=8, budget=200_000_000,
+                             backend_path=fake_backend, progress=False)
+    assert (limited.largest_fitting, limited.smallest_not_fitting, limited.largest_accepted) == (62, None, 62)
+    assert "max_position_embeddings (64" in limited.beyond_largest_accepted
+    assert "63 is refused" in limited._repr_html_()
     with pytest.raises(iteragpu.UsageError) as raised:
         iteragpu.sweep("width", model=model, backend_path=fake_backend, progress=False)
     assert raised.value.field == "vary"

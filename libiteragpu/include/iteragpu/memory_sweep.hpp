@@ -32,7 +32,7 @@ struct SweepRequest {
 
 struct SweepPoint {
   std::int64_t value = 0;
-  // fits | over budget | out of memory | beyond bounds (the bounded workload's limits)
+  // fits | over budget | out of memory
   std::string outcome;
   bool fits = false;                                  // peak reserved ≤ the budget
   std::optional<std::uint64_t> peak_reserved_bytes;   // the largest over the phases
@@ -54,6 +54,11 @@ struct SweepResult {
   std::optional<std::int64_t> predicted_largest;     // the predictor's proposal, before measuring
   std::optional<std::int64_t> largest_fitting;       // none: not even 1 fits
   std::optional<std::int64_t> smallest_not_fitting;  // largest_fitting + 1 when measured
+  // The largest value the workload accepts (a checkpoint's positions, a bounded measurement's
+  // sizes): the search never goes above it. Why the value above it is refused; empty when
+  // kMaxModelDimension itself is accepted.
+  std::int64_t largest_accepted = kMaxModelDimension;
+  std::string beyond_largest_accepted;
 
   int measurements() const { return static_cast<int>(points.size()); }
   std::vector<SweepPoint> points_by_value() const;

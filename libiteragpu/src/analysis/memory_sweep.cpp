@@ -18,7 +18,7 @@ namespace iteragpu {
 namespace {
 
 constexpr const char* kSweepSchema = "iteragpu.sweep";
-constexpr int kSweepSchemaVersion = 1;
+constexpr int kSweepSchemaVersion = 2;
 
 // A dimension a sweep grows, for the workloads that have it.
 struct VariedDimension {
@@ -223,6 +223,41 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
     return point;
   };
 
+  // The workload's own limit on the dimension (before any worker starts): what it accepts is
+  // monotone, so a doubling then a bisection over its checks finds the largest value.
+  auto refusal_at = [&](std::int64_t value) -> std::string {
+    try {
+      configuration_at(value).checked();
+      return {};
+    } catch (const UsageError& error) {
+      return error.reason();
+    }
+  };
+  std::int64_t accepted = start_value, refused = 0;
+  std::string refusal;
+  while (refused == 0 && accepted < kMaxModelDimension) {
+    const std::int64_t next = accepted > kMaxModelDimension / 2 ? kMaxModelDimension : accepted * 2;
+    std::string why = refusal_at(next);
+    if (why.empty()) {
+      accepted = next;
+    } else {
+      refused = next;
+      refusal = std::move(why);
+    }
+  }
+  while (refused != 0 && refused - accepted > 1) {
+    const std::int64_t middle = accepted + (refused - accepted) / 2;
+    std::string why = refusal_at(middle);
+    if (why.empty()) {
+      accepted = middle;
+    } else {
+      refused = middle;
+      refusal = std::move(why);
+    }
+  }
+  result.largest_accepted = accepted;
+  result.beyond_largest_accepted = refusal;
+
   // The first point tells the free memory, hence the budget, and the GPU the predictor needs.
   Measurement first;
   try {
@@ -251,14 +286,6 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
     SweepPoint point;
     point.value = value;
     try {
-      configuration_at(value).checked();
-    } catch (const UsageError& error) {  // e.g. more elements than a bounded measurement has
-      point.outcome = "beyond bounds";
-      point.error = error.what();
-      report(point);
-      return point;
-    }
-    try {
       point = point_of(runner_.measure(configuration_at(value)), value, result.budget_bytes);
     } catch (const OutOfMemory& error) {
       point.outcome = "out of memory";
@@ -283,7 +310,7 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
 
   const SweepPoint first_point = point_of(first, start_value, result.budget_bytes);
   report(first_point);
-  SweepSearch search = search_largest_fitting(first_point, kMaxModelDimension, result.budget_bytes, probe);
+  SweepSearch search = search_largest_fitting(first_point, result.largest_accepted, result.budget_bytes, probe);
   result.points = std::move(search.points);
   result.predicted_largest = search.predicted_largest;
   result.largest_fitting = search.largest_fitting;
@@ -307,7 +334,9 @@ std::string SweepResult::to_json() const {
       .key("predicted_largest").value(predicted_largest)
       .key("largest_fitting").value(largest_fitting)
       .key("smallest_not_fitting").value(smallest_not_fitting)
-      .key("points").begin_array();
+      .key("largest_accepted").value(largest_accepted)
+      .key("beyond_largest_accepted").text_or_null(beyond_largest_accepted);
+  json.key("points").begin_array();
   int order = 0;
   for (const SweepPoint& point : points) {
     json.begin_object()
@@ -368,8 +397,11 @@ std::string SweepResult::to_text() const {
     text += "Largest " + vary + " under the budget: " + std::to_string(*largest_fitting);
     if (smallest_not_fitting)
       text += "; " + std::to_string(*smallest_not_fitting) + " does not fit (measured)";
-    else
-      text += " (the largest a bounded measurement accepts)";
+    else if (*largest_fitting == largest_accepted)
+      text += " (the largest accepted" +
+              (beyond_largest_accepted.empty() ? std::string(")")
+                                               : ": " + std::to_string(largest_accepted + 1) + " is refused, " +
+                                                     printable(beyond_largest_accepted) + ")");
     text += ".\n";
   } else {
     text += "No " + vary + " fits under the budget, not even 1.\n";

@@ -43,6 +43,16 @@ class DecoderWorkload final : public Workload {
     if (batch_ * positions > kMaxTokenIds)
       throw UsageError("", "batch " + std::to_string(batch_) + " x (context " + std::to_string(context_) +
                                " + new tokens " + std::to_string(new_tokens_) + ") is beyond this bounded measurement");
+    // Positions beyond the model's own limit: transformers would run them, but no answer
+    // about such a run describes the model (a recorded checkpoint carries no limit: 0).
+    const std::int64_t max_positions = checkpoint_.architecture.max_position_embeddings;
+    if (max_positions > 0 && positions > max_positions)
+      throw UsageError("context", "context " + std::to_string(context_) + " + new tokens " +
+                                      std::to_string(new_tokens_) + " = " + std::to_string(positions) +
+                                      " positions exceed the checkpoint's max_position_embeddings (" +
+                                      std::to_string(max_positions) + ", " + checkpoint_.directory +
+                                      "/config.json); expected at most " + std::to_string(max_positions) +
+                                      " positions");
     const std::int64_t window = checkpoint_.architecture.sliding_window;
     if (window > 0 && positions >= window)
       throw UsageError("model", checkpoint_.directory + "/config.json: sliding_window " + std::to_string(window) +

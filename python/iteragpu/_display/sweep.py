@@ -18,6 +18,9 @@ def sweep_html(result):
         verdict = f"Largest {escape(result.vary)} under the budget: <b>{result.largest_fitting:,}</b>"
         if result.smallest_not_fitting is not None:
             verdict += f"; {result.smallest_not_fitting:,} does not fit (measured)"
+        elif result.beyond_largest_accepted:
+            verdict += (f" (the largest accepted: {result.largest_accepted + 1:,} is refused, "
+                        f"{escape(result.beyond_largest_accepted)})")
     else:
         verdict = f"No {escape(result.vary)} fits under the budget"
     content = (
