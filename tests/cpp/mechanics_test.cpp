@@ -137,7 +137,7 @@ TEST(CsvReader, RefusesWhatIsNotStrictCsvWithFileAndLine) {
   } cases[] = {
       {"", "t.csv:1: empty file; expected a header line"},
       {"\xEF\xBB\xBF" "a\n", "t.csv:1: the file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without a BOM"},
-      {"a,b\n1\n", "t.csv:2: 1 fields; the header (line 1) has 2"},
+      {"a,b\n1\n", "t.csv:2: 1 field; the header (line 1) has 2"},
       {"a\n\n", "t.csv:2: blank line; every line must be a header or a row"},
       {"a\n\"x\n", "t.csv:2: unterminated quoted field (the quote opened on this line is never closed)"},
   };

@@ -14,6 +14,7 @@
 #include "iteragpu/printable_text.hpp"
 #include "mechanics/json_output.hpp"
 #include "mechanics/text_table.hpp"
+#include "mechanics/wording.hpp"
 
 namespace iteragpu {
 namespace {
@@ -335,15 +336,6 @@ ComparisonSection times_section(const std::vector<Measurement>& m, bool checkpoi
 
 // --- display ---------------------------------------------------------------------------------
 
-std::string grouped(std::uint64_t number) {
-  std::string digits = std::to_string(number), text;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
-    text += digits[i];
-  }
-  return text;
-}
-
 std::string fixed(double number, int places) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", places, number);
@@ -363,7 +355,7 @@ std::string grouped_fixed(double number) {
   const std::size_t point = text.find('.');
   const std::string whole = text.substr(0, point);
   if (whole.find_first_not_of("0123456789") != std::string::npos) return text;  // not a plain number
-  return grouped(std::stoull(whole)) + text.substr(point);
+  return grouped_count(std::stoull(whole)) + text.substr(point);
 }
 
 // For people: grouped integers, microseconds, percentages, tokens per second; "-" when absent.
@@ -371,7 +363,7 @@ std::string shown(const ComparedValue& value) {
   switch (value.kind) {
     case Kind::kAbsent: return "-";
     case Kind::kText: return value.text;
-    case Kind::kInteger: return grouped(value.integer);
+    case Kind::kInteger: return grouped_count(value.integer);
     case Kind::kSeconds: return fixed(value.number * 1e6, 1) + " µs";
     case Kind::kFraction: return fixed(value.number * 100, 1) + " %";
     case Kind::kRate: return grouped_fixed(value.number) + " tokens/s";
@@ -479,8 +471,8 @@ std::string finding(const MeasurementComparison& c, std::size_t index) {
       workspaces(*first.prediction).first > 0 && weights && peak && *peak > *weights) {
     const auto [cublas, cublaslt] = workspaces(*first.prediction);
     text += "; the peaks change less than the weights because from the first forward on they hold the "
-            "cuBLAS workspace (" + grouped(cublas) + " bytes" +
-            (cublaslt > 0 ? ") and the cuBLASLt one (" + grouped(cublaslt) + " bytes" : std::string()) +
+            "cuBLAS workspace (" + grouped_count(cublas) + " bytes" +
+            (cublaslt > 0 ? ") and the cuBLASLt one (" + grouped_count(cublaslt) + " bytes" : std::string()) +
             "), the same whatever the dtype";
   }
   if (configuration.empty() && environment_changes.empty())

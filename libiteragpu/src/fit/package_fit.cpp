@@ -44,7 +44,6 @@ std::uint64_t byte_count(const CsvRecord& record, std::size_t column, const std:
   }
 }
 
-std::string grouped(std::uint64_t value) { return grouped_count(static_cast<long long>(value)); }
 
 std::string gib(std::uint64_t bytes) {
   char text[32];
@@ -216,7 +215,7 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
     const std::uint64_t margin = measured ? 0 : fit.memory.memory_bytes / 1000 * kVendorMarginPerMille;
     if (fit.headroom_bytes < 0) {
       fit.verdict = PackageFit::Verdict::kDoesNotFit;
-      fit.reason = "short by " + grouped(static_cast<std::uint64_t>(-fit.headroom_bytes)) + " bytes";
+      fit.reason = "short by " + grouped_count(static_cast<std::uint64_t>(-fit.headroom_bytes)) + " bytes";
     } else if (static_cast<std::uint64_t>(fit.headroom_bytes) < margin) {
       fit.verdict = PackageFit::Verdict::kUncertain;
       fit.reason = "within 2 % of a vendor's nominal figure: the runtime may report less";
@@ -247,14 +246,14 @@ std::string PackageFitReport::to_text() const {
     const std::string headroom = fit.verdict == PackageFit::Verdict::kNotAssessed
                                      ? "-"
                                      : (fit.headroom_bytes < 0 ? "-" : "") +
-                                           grouped(static_cast<std::uint64_t>(std::llabs(fit.headroom_bytes)));
+                                           grouped_count(static_cast<std::uint64_t>(std::llabs(fit.headroom_bytes)));
     std::string cost;
     if (fit.tokens_cost) cost = "$" + fit.tokens_cost->display_usd;
     else if (request.days) cost = "-";
     std::snprintf(line, sizeof line, "%-13s %-4s %18s %18s %18s %-13s %s\n", fit.memory.gpu.c_str(),
                   fit.memory.compute_capability.empty() ? "-" : fit.memory.compute_capability.c_str(),
-                  grouped(fit.memory.memory_bytes).c_str(),
-                  fit.required_bytes ? grouped(fit.required_bytes).c_str() : "-", headroom.c_str(),
+                  grouped_count(fit.memory.memory_bytes).c_str(),
+                  fit.required_bytes ? grouped_count(fit.required_bytes).c_str() : "-", headroom.c_str(),
                   verdict_text(fit.verdict), cost.c_str());
     text += line;
   }

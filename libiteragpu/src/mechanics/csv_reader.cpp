@@ -1,6 +1,7 @@
 #include "mechanics/csv_reader.hpp"
 
 #include "mechanics/input_file.hpp"
+#include "mechanics/wording.hpp"
 
 #include <sys/stat.h>
 
@@ -180,7 +181,7 @@ CsvTable parse_csv(const std::string& content, const std::string& path) {
     CsvRecord& row = records[i];
     if (row.fields.size() != table.header.fields.size())
       throw data_file_error(path, row.line,
-                            std::to_string(row.fields.size()) + " fields; the header (line " +
+                            counted(static_cast<long long>(row.fields.size()), "field") + "; the header (line " +
                                 std::to_string(table.header.line) + ") has " +
                                 std::to_string(table.header.fields.size()));
     table.rows.push_back(std::move(row));

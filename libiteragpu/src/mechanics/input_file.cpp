@@ -29,7 +29,7 @@ std::string size_text(std::uint64_t bytes) {
 
 InputFile::InputFile(const std::string& path, const std::string& what, Links links)
     : path_(path), what_(what) {
-  if (path.empty()) throw InputFileError("(empty name)", "the " + what + " file name is empty");
+  if (path.empty()) throw InputFileError("(empty name)", "no file name given (expected the " + what + ")");
   int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
   if (links == Links::kRefuse) flags |= O_NOFOLLOW;
   fd_ = ::open(path.c_str(), flags);

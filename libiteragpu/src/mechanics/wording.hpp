@@ -8,8 +8,8 @@
 
 namespace iteragpu {
 
-// "1,000,000": a count with thousands separators.
-inline std::string grouped_count(long long n) { return exact::to_exact(BigInt(n)).grouped(0); }
+// "1,000,000": a count (any integer type, byte counts included) with thousands separators.
+inline std::string grouped_count(const BigInt& n) { return exact::to_exact(n).grouped(0); }
 
 // "1 lot", "2 lots"; `plural` defaults to singular + "s".
 inline std::string counted(long long n, const std::string& singular, std::string plural = "") {
