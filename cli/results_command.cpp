@@ -89,10 +89,16 @@ int run_check(const std::vector<std::string>& args) {
   }
   const std::string table = required(parsed.values, "table", "the results CSV file");
   const ResultsCheck check = check_results_table(table, load_catalog(parsed.values));
-  // JSON: the document lists the problem too; the error line and exit 2 are the same.
+  // JSON: the document lists the problems too; the error line and exit 2 are the same. Text:
+  // several problems are listed on stdout, the error line names the first.
   if (parsed.format == OutputFormat::kJson) print_report(check.to_json());
-  if (!check.ok()) throw DataFileError(check.problems.front().message);
   if (parsed.format != OutputFormat::kJson) print_report(check.to_text());
+  if (!check.ok()) {
+    const std::size_t more = check.problems.size() - 1;
+    throw DataFileError(check.problems.front().message +
+                        (more == 0 ? std::string()
+                                   : " (and " + std::to_string(more) + " more, listed above)"));
+  }
   return 0;
 }
 

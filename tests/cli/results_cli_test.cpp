@@ -164,12 +164,13 @@ TEST_F(ResultsCli, AddAndCheckPrintJsonWhenAsked) {
   EXPECT_EQ(valid["gpu_mismatches"][1]["line"].GetInt(), 3);
   EXPECT_STREQ(valid["gpu_mismatches"][1]["measured_gpu"].GetString(), "NVIDIA H200");
 
-  // The measurement changed since: exit 2 and one error line, as in text; the problem listed.
+  // The measurement both rows name changed since: exit 2 and one error line, as in text; the
+  // problem of each row listed.
   write_file(dir_.file("m.json"), read_file(dir_.file("m.json")) + "\n");
   const ProcessResult text = run_cli({"results", "check", "--table", table()});
   const ProcessResult json = run_cli({"results", "check", "--table", table(), "--format", "json"});
   EXPECT_EQ(text.exit_code, 2);
-  EXPECT_EQ(text.out, "");
+  EXPECT_EQ(text.out.rfind(table() + ": 2 problems\n", 0), 0u) << text.out;
   EXPECT_EQ(json.exit_code, 2);
   EXPECT_EQ(json.err, text.err);
   EXPECT_EQ(std::count(json.err.begin(), json.err.end(), '\n'), 1) << json.err;
@@ -179,12 +180,14 @@ TEST_F(ResultsCli, AddAndCheckPrintJsonWhenAsked) {
   ASSERT_TRUE(broken.IsObject()) << json.out;
   EXPECT_FALSE(broken["ok"].GetBool());
   EXPECT_TRUE(broken["row_count"].IsNull());
-  ASSERT_EQ(broken["problems"].Size(), 1u);
+  ASSERT_EQ(broken["problems"].Size(), 2u);
+  EXPECT_EQ(broken["problems"][1]["line"].GetInt(), 3);
   const auto& problem = broken["problems"][0];
   EXPECT_EQ(problem["file"].GetString(), table());
   EXPECT_EQ(problem["line"].GetInt(), 2);
   EXPECT_EQ(std::string(problem["reason"].GetString()).rfind("measurement_sha256: ", 0), 0u);
-  EXPECT_EQ(json.err, "iteragpu results: error: " + std::string(problem["message"].GetString()) + "\n");
+  EXPECT_EQ(json.err, "iteragpu results: error: " + std::string(problem["message"].GetString()) +
+                         " (and 1 more, listed above)\n");
   EXPECT_EQ(std::string(problem["message"].GetString()),
             table() + ":2: " + problem["reason"].GetString());
   EXPECT_EQ(broken["gpu_mismatches"].Size(), 0u);
@@ -223,6 +226,42 @@ TEST_F(ResultsCli, AnotherGpuIsRefusedWithoutGpuMismatchOk) {
   EXPECT_TRUE(doc["rows"][0]["gpu_mismatch"].IsNull());
   const ProcessResult text = run_cli({"results", "report", "--table", table()});
   EXPECT_EQ(text.out.find("Measured on another GPU"), std::string::npos) << text.out;}
+
+// Every row's problem at once: the list on stdout (text) or in the JSON, the error line naming
+// the first and how many more; a problem of the file as a whole stays the one problem.
+TEST_F(ResultsCli, CheckListsEveryRowsProblem) {
+  for (const char* notes : {"one", "two", "three"}) ASSERT_EQ(run_cli(add_args(notes)).exit_code, 0);
+  std::string content = read_file(table());
+  content.replace(content.find("2026-12-01"), 10, "2026-13-01");    // line 2: no such month
+  content.replace(content.rfind(",b200,"), 6, ",nosuchgpu,");       // line 4: not in the catalog
+  write_file(table(), content);
+
+  const ProcessResult text = run_cli({"results", "check", "--table", table()});
+  EXPECT_EQ(text.exit_code, 2);
+  EXPECT_EQ(text.out.rfind(table() + ": 2 problems\n  " + table() + ":2: date: ", 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("\n  " + table() + ":4: "), std::string::npos) << text.out;
+  EXPECT_EQ(std::count(text.err.begin(), text.err.end(), '\n'), 1) << text.err;
+  EXPECT_NE(text.err.find(table() + ":2: date: "), std::string::npos) << text.err;
+  EXPECT_NE(text.err.find(" (and 1 more, listed above)\n"), std::string::npos) << text.err;
+
+  const ProcessResult json = run_cli({"results", "check", "--table", table(), "--format", "json"});
+  EXPECT_EQ(json.exit_code, 2);
+  EXPECT_EQ(schema_violation(json.out, "results-check.schema.json"), "");
+  rapidjson::Document doc;
+  doc.Parse(json.out.c_str());
+  ASSERT_EQ(doc["problems"].Size(), 2u);
+  EXPECT_EQ(doc["problems"][0]["line"].GetInt(), 2);
+  EXPECT_EQ(doc["problems"][1]["line"].GetInt(), 4);
+  EXPECT_TRUE(doc["row_count"].IsNull());
+
+  // A wrong header: the table as a whole, one problem, the error line alone.
+  write_file(table(), "date,gpu\n");
+  const ProcessResult header = run_cli({"results", "check", "--table", table()});
+  EXPECT_EQ(header.exit_code, 2);
+  EXPECT_EQ(header.out, "");
+  EXPECT_NE(header.err.find("unexpected header"), std::string::npos) << header.err;
+  EXPECT_EQ(header.err.find("more"), std::string::npos) << header.err;
+}
 
 TEST_F(ResultsCli, BadInputIsOneLineAndExitTwo) {
   std::vector<std::string> too_many = add_args("x", "11");

@@ -74,6 +74,14 @@ struct ResultRowRequest {
   bool gpu_mismatch_ok = false;
 };
 
+// One problem of a data file, as the error message "file:line: reason" gives it, in parts.
+struct DataFileProblem {
+  std::string file;  // empty when the error names no single file
+  int line = 0;      // 0: the file as a whole
+  std::string reason;
+  std::string message;  // the whole error line: "file:line: reason"
+};
+
 class ResultsTable {
  public:
   // The header every table has, in order.
@@ -85,6 +93,12 @@ class ResultsTable {
   // double. Throws DataFileError "file:line: reason" at the first problem.
   static ResultsTable load(const std::string& path, const Catalog& catalog,
                            bool verify_measurements = true);
+  // The same reading (measurements verified), but a row's problem is appended to `problems`
+  // and the next row read, so that every problem of the table is found at once; the table
+  // returned holds the valid rows. A problem of the file as a whole (unreadable, not CSV, the
+  // header) still ends the reading: it is thrown, as load throws it.
+  static ResultsTable load_listing_problems(const std::string& path, const Catalog& catalog,
+                                            std::vector<DataFileProblem>& problems);
 
   // Validates `request` (the measurement must be a real one, from the LibTorch backend, on a
   // GPU the catalog's `gpu` covers unless gpu_mismatch_ok), then appends the row to the table at `path` under an exclusive
@@ -114,17 +128,10 @@ struct ResultAdded {
   std::string to_text() const;  // "added to TABLE: DATE, GPU 7 days x 2, 3/10 accepted, ..."
 };
 
-// One problem of a data file, as the error message "file:line: reason" gives it, in parts.
-struct DataFileProblem {
-  std::string file;  // empty when the error names no single file
-  int line = 0;      // 0: the file as a whole
-  std::string reason;
-  std::string message;  // the whole error line: "file:line: reason"
-};
 
 // What `iteragpu results check` reports: the table read and validated as ResultsTable::load
-// does (measurements verified), or the problem that stopped it (load stops at the first, so
-// `problems` holds one at most).
+// does (measurements verified), or its problems: every row's, or the one problem of the file
+// as a whole that stopped the reading.
 struct ResultsCheck {
   std::string table_path;
   std::string catalog_path;
@@ -133,8 +140,8 @@ struct ResultsCheck {
 
   bool ok() const { return problems.empty(); }
   std::string to_json() const;  // schema "iteragpu.results-check"
-  // The valid table's report, and the rows measured on another GPU than their package's;
-  // empty when a problem was found (the command prints the problem as its error line).
+  // The valid table's report, and the rows measured on another GPU than their package's; or,
+  // with several problems, their list; empty for one problem (the command's error line).
   std::string to_text() const;
 };
 

@@ -51,7 +51,8 @@ ResultsCheck check_results_table(const std::string& path, const Catalog& catalog
   check.catalog_path = catalog.path();
   DataFileProblem problem;
   try {
-    check.table = ResultsTable::load(path, catalog, /*verify_measurements=*/true);
+    ResultsTable table = ResultsTable::load_listing_problems(path, catalog, check.problems);
+    if (check.problems.empty()) check.table = std::move(table);
     return check;
   } catch (const LocatedDataFileError& e) {
     problem = {e.path(), e.line(), e.reason(), e.what()};
@@ -65,7 +66,12 @@ ResultsCheck check_results_table(const std::string& path, const Catalog& catalog
 }
 
 std::string ResultsCheck::to_text() const {
-  if (!table) return "";
+  if (!table) {
+    if (problems.size() < 2) return "";  // the command's error line is the one problem
+    std::string report = printable(table_path) + ": " + std::to_string(problems.size()) + " problems\n";
+    for (const DataFileProblem& problem : problems) report += "  " + printable(problem.message) + "\n";
+    return report;
+  }
   const std::size_t rows = table->rows().size();
   std::string report = printable(table_path) + ": valid, " + std::to_string(rows) + " row" + (rows == 1 ? "" : "s") +
                        ", every measurement file present, unchanged and from a GPU\n";

@@ -227,8 +227,10 @@ void check_header(const CsvTable& table) {
   }
 }
 
-std::vector<ResultRow> parse_rows(const CsvTable& table, const Catalog& catalog,
-                                  bool verify_measurements) {
+// `problems` null: the first problem is thrown; otherwise each row's is appended there and
+// the row left out.
+std::vector<ResultRow> parse_rows(const CsvTable& table, const Catalog& catalog, bool verify_measurements,
+                                  std::vector<DataFileProblem>* problems = nullptr) {
   check_header(table);
   std::vector<ResultRow> rows;
   // Rows often share a measurement file (several work units of one run): each file is hashed
@@ -238,7 +240,7 @@ std::vector<ResultRow> parse_rows(const CsvTable& table, const Catalog& catalog,
     MeasurementEvidence evidence;
   };
   std::map<std::string, ReadFile> read_files;
-  for (const CsvRecord& record : table.rows) {
+  for (const CsvRecord& record : table.rows) try {
     ResultRow row = validated_row(record.fields, catalog, table.path, record.line);
     if (verify_measurements) {
       const std::string file = resolve_measurement(table.path, row.measurement_file);
@@ -273,6 +275,9 @@ std::vector<ResultRow> parse_rows(const CsvTable& table, const Catalog& catalog,
       row.gpu_mismatch = mismatch_text(catalog.find(row.gpu, row.days), evidence.device);
     }
     rows.push_back(std::move(row));
+  } catch (const LocatedDataFileError& error) {
+    if (problems == nullptr) throw;
+    problems->push_back({error.path(), error.line(), error.reason(), error.what()});
   }
   return rows;
 }
@@ -314,6 +319,14 @@ ResultsTable ResultsTable::load(const std::string& path, const Catalog& catalog,
   ResultsTable table;
   table.path_ = path;
   table.rows_ = parse_rows(read_csv_file(path), catalog, verify_measurements);
+  return table;
+}
+
+ResultsTable ResultsTable::load_listing_problems(const std::string& path, const Catalog& catalog,
+                                                 std::vector<DataFileProblem>& problems) {
+  ResultsTable table;
+  table.path_ = path;
+  table.rows_ = parse_rows(read_csv_file(path), catalog, /*verify_measurements=*/true, &problems);
   return table;
 }
 
