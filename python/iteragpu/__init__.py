@@ -388,3 +388,27 @@ __all__ = [
     "results_report",
     "sweep",
 ]
+
+
+def _constructor_signatures():
+    """inspect.signature(iteragpu.MeasureRequest) as for a Python class: CPython does not look
+    past a pybind11 class's metaclass to its __init__, so each extension class that can be
+    constructed gets its __init__'s signature, without self. A class only the library makes
+    (no constructor: calling it raises TypeError) keeps none."""
+    import inspect
+    for name in __all__:
+        klass = globals()[name]
+        if not isinstance(klass, type) or klass.__module__ != _iteragpu_module_name:
+            continue
+        try:
+            signature = inspect.signature(klass.__init__)
+        except ValueError:
+            continue
+        parameters = list(signature.parameters.values())[1:]  # self
+        if any(parameter.kind is parameter.VAR_POSITIONAL for parameter in parameters):
+            continue  # pybind11's "no constructor defined", or overloads
+        klass.__signature__ = signature.replace(parameters=parameters)
+
+
+_iteragpu_module_name = MeasureRequest.__module__
+_constructor_signatures()

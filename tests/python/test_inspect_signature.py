@@ -99,3 +99,21 @@ def _example():
     from conftest import SOURCE_DIR
 
     return os.path.join(SOURCE_DIR, "examples", "results", "mesures-float32.json")
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("MeasureRequest", "(*, device='cuda:0', batch=1, context=16, width=64, hidden=None, dtype=None, "
+                       "warmup=1, repeats=2, seed=20260924, output=None, backend_path=None, model=None, "
+                       "new_tokens=16)"),
+    ("PackageCalculator", "(catalog=None)"),
+    ("MemoryEstimator", "()"),
+])
+def test_a_class_a_user_constructs_has_its_constructors_signature(name, expected):
+    assert str(inspect.signature(getattr(iteragpu, name))) == expected
+
+
+def test_a_class_only_the_library_makes_has_none():
+    with pytest.raises(ValueError):
+        inspect.signature(iteragpu.Measurement)
+    with pytest.raises(TypeError):
+        iteragpu.Measurement()

@@ -31,7 +31,8 @@ STUB = os.path.join(PACKAGE_DIR, "_iteragpu.pyi")
 
 _MODULE_DUNDERS = {"__doc__", "__file__", "__loader__", "__name__", "__package__", "__spec__", "__path__",
                    "__cached__", "__builtins__"}
-_CLASS_DUNDERS = {"__doc__", "__module__", "__dict__", "__weakref__", "__qualname__"}
+# __signature__: set by iteragpu/__init__.py from __init__, for inspect.signature on the class.
+_CLASS_DUNDERS = {"__doc__", "__module__", "__dict__", "__weakref__", "__qualname__", "__signature__"}
 # A stub may leave these out (every object prints and pickles); when it has them they are checked.
 _OPTIONAL_METHODS = {"__repr__", "__str__", "__getstate__", "__setstate__"}
 
