@@ -15,6 +15,9 @@ namespace py = pybind11;
 
 void register_errors(py::module_& m);
 void register_estimate(py::module_& m);
+// MeasureRequest first: predict_memory and fit_packages take it, and pybind11 names a type in
+// a signature only once it is registered.
+void register_measure_request(py::module_& m);
 void register_packages(py::module_& m);
 void register_environment(py::module_& m);
 void register_measure(py::module_& m);

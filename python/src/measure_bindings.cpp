@@ -71,114 +71,6 @@ void register_counters_and_rows(py::module_& m) {
            });
 }
 
-void register_request(py::module_& m) {
-  const MeasureRequest defaults;
-  py::class_<MeasureRequest>(m, "MeasureRequest", R"pbdoc(
-    What to measure, as written: every value is kept as text and parsed by the core when
-    measuring or predicting, exactly as the command line's options are.
-  )pbdoc")
-      .def(py::init([](py::handle device, py::handle batch, py::handle context, py::handle width,
-                       py::handle hidden, py::handle dtype, py::handle warmup, py::handle repeats,
-                       py::handle seed, py::handle output, py::handle backend_path, py::handle model,
-                       py::handle new_tokens) {
-             MeasureRequest request;
-             request.device = text_keyword(device, "device");
-             request.batch = numeric_keyword_text(batch, "batch");
-             request.context = numeric_keyword_text(context, "context");
-             request.width = numeric_keyword_text(width, "width");
-             request.hidden = hidden.is_none() ? "" : numeric_keyword_text(hidden, "hidden");
-             // None: float32 for the synthetic MLP, the checkpoint's own with a model.
-             request.dtype = dtype.is_none() ? "" : text_keyword(dtype, "dtype");
-             request.warmup = numeric_keyword_text(warmup, "warmup");
-             request.repeats = numeric_keyword_text(repeats, "repeats");
-             request.seed = numeric_keyword_text(seed, "seed");
-             request.output = path_keyword_text(output, "output");
-             request.backend_path = path_keyword_text(backend_path, "backend_path");
-             request.model = path_keyword_text(model, "model");
-             request.new_tokens = numeric_keyword_text(new_tokens, "new_tokens");
-             return request;
-           }),
-           py::kw_only(), py::arg("device") = py::str(defaults.device),
-           py::arg("batch") = py::int_(1), py::arg("context") = py::int_(16),
-           py::arg("width") = py::int_(64), py::arg("hidden") = py::none(),
-           py::arg("dtype") = py::none(), py::arg("warmup") = py::int_(1),
-           py::arg("repeats") = py::int_(2), py::arg("seed") = py::int_(20260924),
-           py::arg("output") = py::none(), py::arg("backend_path") = py::none(), py::arg("model") = py::none(),
-           py::arg("new_tokens") = py::int_(16),
-           "Keywords as for iteragpu.measure(); int or str for the numbers (hidden=None: 4 x width; "
-           "dtype=None: float32, or the checkpoint's with model).")
-      .def_readonly("device", &MeasureRequest::device)
-      .def_readonly("batch", &MeasureRequest::batch)
-      .def_readonly("context", &MeasureRequest::context, "Positions; no attention, no KV cache.")
-      .def_readonly("width", &MeasureRequest::width)
-      .def_readonly("hidden", &MeasureRequest::hidden, "'' means 4 x width.")
-      .def_readonly("dtype", &MeasureRequest::dtype)
-      .def_readonly("warmup", &MeasureRequest::warmup)
-      .def_readonly("repeats", &MeasureRequest::repeats)
-      .def_readonly("seed", &MeasureRequest::seed)
-      .def_readonly("output", &MeasureRequest::output, "The JSON file to create ('' for none).")
-      .def_readonly("backend_path", &MeasureRequest::backend_path)
-      .def_readonly("model", &MeasureRequest::model, "A checkpoint folder ('' for the synthetic MLP).")
-      .def_readonly("new_tokens", &MeasureRequest::new_tokens)
-      .def("__repr__", [](const MeasureRequest& r) {
-        return "MeasureRequest(device='" + r.device + "', batch='" + r.batch + "', context='" + r.context +
-               "', width='" + r.width + "', hidden='" + r.hidden + "', dtype='" + r.dtype + "', warmup='" +
-               r.warmup + "', repeats='" + r.repeats + "')";
-      });
-
-  py::class_<MeasureConfiguration>(m, "MeasureConfiguration", R"pbdoc(
-    A MeasureRequest parsed by the core: whole numbers, hidden resolved (4 x width when the
-    request left it out). What a Measurement records as its configuration.
-  )pbdoc")
-      .def_static("parse", &MeasureConfiguration::parse, py::arg("request"),
-                  "Parses a MeasureRequest. Raises UsageError (a ValueError) naming the keyword.")
-      .def_readonly("device", &MeasureConfiguration::device)
-      .def_readonly("batch", &MeasureConfiguration::batch)
-      .def_readonly("context", &MeasureConfiguration::context)
-      .def_readonly("width", &MeasureConfiguration::width)
-      .def_readonly("hidden", &MeasureConfiguration::hidden)
-      .def_readonly("dtype", &MeasureConfiguration::dtype)
-      .def_readonly("warmup", &MeasureConfiguration::warmup)
-      .def_readonly("repeats", &MeasureConfiguration::repeats)
-      .def_readonly("seed", &MeasureConfiguration::seed)
-      .def_readonly("output", &MeasureConfiguration::output)
-      .def_readonly("model", &MeasureConfiguration::model, "A checkpoint folder; '' for the synthetic MLP.")
-      .def_readonly("new_tokens", &MeasureConfiguration::new_tokens, "With model: decode steps per sequence.")
-      .def("__repr__", [](const MeasureConfiguration& c) {
-        return "MeasureConfiguration(device='" + c.device + "', batch=" + std::to_string(c.batch) +
-               ", context=" + std::to_string(c.context) + ", width=" + std::to_string(c.width) +
-               ", hidden=" + std::to_string(c.hidden) + ", dtype='" + c.dtype + "', warmup=" +
-               std::to_string(c.warmup) + ", repeats=" + std::to_string(c.repeats) + ")";
-      });
-
-  py::class_<SyntheticModel>(m, "SyntheticModel",
-                             "Linear(width->hidden) -> GELU -> Linear(hidden->width).")
-      .def_static(
-          "from_request",
-          [](const MeasureRequest& request) { return SyntheticModel::from(MeasureConfiguration::parse(request)); },
-          py::arg("request"), R"pbdoc(
-            The model a request describes, without touching a GPU.
-
-            Args:
-                request: a MeasureRequest.
-
-            Returns:
-                SyntheticModel: shapes, parameter count and bytes.
-
-            Raises:
-                UsageError: (a ValueError) a malformed size or dtype.
-          )pbdoc")
-      .def_readonly("batch", &SyntheticModel::batch)
-      .def_readonly("context", &SyntheticModel::context)
-      .def_readonly("width", &SyntheticModel::width)
-      .def_readonly("hidden", &SyntheticModel::hidden)
-      .def_readonly("dtype", &SyntheticModel::dtype)
-      .def_readonly("dtype_bytes", &SyntheticModel::dtype_bytes)
-      .def_readonly("parameter_count", &SyntheticModel::parameter_count)
-      .def_readonly("parameter_bytes", &SyntheticModel::parameter_bytes)
-      .def_readonly("input_bytes", &SyntheticModel::input_bytes);
-}
-
 void register_checkpoint_records(py::module_& m) {
   py::class_<DecoderArchitecture>(m, "DecoderArchitecture", "A checkpoint's config.json, as the decoder runs it.")
       .def_readonly("architecture", &DecoderArchitecture::architecture)
@@ -464,9 +356,116 @@ void register_sweep(py::module_& m) {
 
 }  // namespace
 
+void register_measure_request(py::module_& m) {
+  const MeasureRequest defaults;
+  py::class_<MeasureRequest>(m, "MeasureRequest", R"pbdoc(
+    What to measure, as written: every value is kept as text and parsed by the core when
+    measuring or predicting, exactly as the command line's options are.
+  )pbdoc")
+      .def(py::init([](py::handle device, py::handle batch, py::handle context, py::handle width,
+                       py::handle hidden, py::handle dtype, py::handle warmup, py::handle repeats,
+                       py::handle seed, py::handle output, py::handle backend_path, py::handle model,
+                       py::handle new_tokens) {
+             MeasureRequest request;
+             request.device = text_keyword(device, "device");
+             request.batch = numeric_keyword_text(batch, "batch");
+             request.context = numeric_keyword_text(context, "context");
+             request.width = numeric_keyword_text(width, "width");
+             request.hidden = hidden.is_none() ? "" : numeric_keyword_text(hidden, "hidden");
+             // None: float32 for the synthetic MLP, the checkpoint's own with a model.
+             request.dtype = dtype.is_none() ? "" : text_keyword(dtype, "dtype");
+             request.warmup = numeric_keyword_text(warmup, "warmup");
+             request.repeats = numeric_keyword_text(repeats, "repeats");
+             request.seed = numeric_keyword_text(seed, "seed");
+             request.output = path_keyword_text(output, "output");
+             request.backend_path = path_keyword_text(backend_path, "backend_path");
+             request.model = path_keyword_text(model, "model");
+             request.new_tokens = numeric_keyword_text(new_tokens, "new_tokens");
+             return request;
+           }),
+           py::kw_only(), py::arg("device") = py::str(defaults.device),
+           py::arg("batch") = py::int_(1), py::arg("context") = py::int_(16),
+           py::arg("width") = py::int_(64), py::arg("hidden") = py::none(),
+           py::arg("dtype") = py::none(), py::arg("warmup") = py::int_(1),
+           py::arg("repeats") = py::int_(2), py::arg("seed") = py::int_(20260924),
+           py::arg("output") = py::none(), py::arg("backend_path") = py::none(), py::arg("model") = py::none(),
+           py::arg("new_tokens") = py::int_(16),
+           "Keywords as for iteragpu.measure(); int or str for the numbers (hidden=None: 4 x width; "
+           "dtype=None: float32, or the checkpoint's with model).")
+      .def_readonly("device", &MeasureRequest::device)
+      .def_readonly("batch", &MeasureRequest::batch)
+      .def_readonly("context", &MeasureRequest::context, "Positions; no attention, no KV cache.")
+      .def_readonly("width", &MeasureRequest::width)
+      .def_readonly("hidden", &MeasureRequest::hidden, "'' means 4 x width.")
+      .def_readonly("dtype", &MeasureRequest::dtype)
+      .def_readonly("warmup", &MeasureRequest::warmup)
+      .def_readonly("repeats", &MeasureRequest::repeats)
+      .def_readonly("seed", &MeasureRequest::seed)
+      .def_readonly("output", &MeasureRequest::output, "The JSON file to create ('' for none).")
+      .def_readonly("backend_path", &MeasureRequest::backend_path)
+      .def_readonly("model", &MeasureRequest::model, "A checkpoint folder ('' for the synthetic MLP).")
+      .def_readonly("new_tokens", &MeasureRequest::new_tokens)
+      .def("__repr__", [](const MeasureRequest& r) {
+        return "MeasureRequest(device='" + r.device + "', batch='" + r.batch + "', context='" + r.context +
+               "', width='" + r.width + "', hidden='" + r.hidden + "', dtype='" + r.dtype + "', warmup='" +
+               r.warmup + "', repeats='" + r.repeats + "')";
+      });
+
+  py::class_<MeasureConfiguration>(m, "MeasureConfiguration", R"pbdoc(
+    A MeasureRequest parsed by the core: whole numbers, hidden resolved (4 x width when the
+    request left it out). What a Measurement records as its configuration.
+  )pbdoc")
+      .def_static("parse", &MeasureConfiguration::parse, py::arg("request"),
+                  "Parses a MeasureRequest. Raises UsageError (a ValueError) naming the keyword.")
+      .def_readonly("device", &MeasureConfiguration::device)
+      .def_readonly("batch", &MeasureConfiguration::batch)
+      .def_readonly("context", &MeasureConfiguration::context)
+      .def_readonly("width", &MeasureConfiguration::width)
+      .def_readonly("hidden", &MeasureConfiguration::hidden)
+      .def_readonly("dtype", &MeasureConfiguration::dtype)
+      .def_readonly("warmup", &MeasureConfiguration::warmup)
+      .def_readonly("repeats", &MeasureConfiguration::repeats)
+      .def_readonly("seed", &MeasureConfiguration::seed)
+      .def_readonly("output", &MeasureConfiguration::output)
+      .def_readonly("model", &MeasureConfiguration::model, "A checkpoint folder; '' for the synthetic MLP.")
+      .def_readonly("new_tokens", &MeasureConfiguration::new_tokens, "With model: decode steps per sequence.")
+      .def("__repr__", [](const MeasureConfiguration& c) {
+        return "MeasureConfiguration(device='" + c.device + "', batch=" + std::to_string(c.batch) +
+               ", context=" + std::to_string(c.context) + ", width=" + std::to_string(c.width) +
+               ", hidden=" + std::to_string(c.hidden) + ", dtype='" + c.dtype + "', warmup=" +
+               std::to_string(c.warmup) + ", repeats=" + std::to_string(c.repeats) + ")";
+      });
+
+  py::class_<SyntheticModel>(m, "SyntheticModel",
+                             "Linear(width->hidden) -> GELU -> Linear(hidden->width).")
+      .def_static(
+          "from_request",
+          [](const MeasureRequest& request) { return SyntheticModel::from(MeasureConfiguration::parse(request)); },
+          py::arg("request"), R"pbdoc(
+            The model a request describes, without touching a GPU.
+
+            Args:
+                request: a MeasureRequest.
+
+            Returns:
+                SyntheticModel: shapes, parameter count and bytes.
+
+            Raises:
+                UsageError: (a ValueError) a malformed size or dtype.
+          )pbdoc")
+      .def_readonly("batch", &SyntheticModel::batch)
+      .def_readonly("context", &SyntheticModel::context)
+      .def_readonly("width", &SyntheticModel::width)
+      .def_readonly("hidden", &SyntheticModel::hidden)
+      .def_readonly("dtype", &SyntheticModel::dtype)
+      .def_readonly("dtype_bytes", &SyntheticModel::dtype_bytes)
+      .def_readonly("parameter_count", &SyntheticModel::parameter_count)
+      .def_readonly("parameter_bytes", &SyntheticModel::parameter_bytes)
+      .def_readonly("input_bytes", &SyntheticModel::input_bytes);
+}
+
 void register_measure(py::module_& m) {
   register_counters_and_rows(m);
-  register_request(m);
   register_measurement(m);
   register_summary(m);
   register_sweep(m);

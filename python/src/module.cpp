@@ -142,6 +142,7 @@ PYBIND11_MODULE(_iteragpu, m) {
 
   python::register_errors(m);
   python::register_estimate(m);
+  python::register_measure_request(m);
   python::register_packages(m);
   python::register_environment(m);
   python::register_predict(m);

@@ -117,3 +117,17 @@ def test_a_class_only_the_library_makes_has_none():
         inspect.signature(iteragpu.Measurement)
     with pytest.raises(TypeError):
         iteragpu.Measurement()
+
+
+def test_no_signature_names_a_cpp_type():
+    """pybind11 writes a C++ name ("iteragpu::MeasureRequest") for a type not yet registered
+    when a function taking it is defined: every type a signature names is registered first."""
+    from iteragpu import _iteragpu
+    named = []
+    for name, value in vars(_iteragpu).items():
+        members = vars(value).items() if isinstance(value, type) else [("", value)]
+        for member, item in members:
+            doc = getattr(item, "__doc__", None) or ""
+            if "::" in doc.split("\n\n")[0] or "iteragpu::" in doc:
+                named.append(f"{name}.{member}" if member else name)
+    assert not named, named
