@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "iteragpu/exact_decimal.hpp"
+#include "mechanics/json_input.hpp"
 #include "mechanics/json_output.hpp"
 
 namespace iteragpu::testing {
@@ -163,7 +164,11 @@ TEST(JsonWriter, WritesDoublesInTheirShortestExactForm) {
       {1.0 / 3.0, "0.3333333333333333"},
       {123456.789, "123456.789"},
       {9007199254740992.0, "9007199254740992.0"},
-      {1e20, "100000000000000000000.0"},
+      {1e17, "100000000000000000.0"},
+      {1e18, "1e18"},  // RapidJSON's "1000000000000000000.0" has more digits than a reader takes
+      {-1.2345e19, "-1.2345e19"},
+      {1e20, "1e20"},
+      {123456789012345680000.0, "1.2345678901234568e20"},
       {1e21, "1e21"},
       {1.5e300, "1.5e300"},
       {1e-6, "0.000001"},
@@ -180,6 +185,9 @@ TEST(JsonWriter, WritesDoublesInTheirShortestExactForm) {
     // Read back, it is the very same double (the sign of zero included).
     const double back = parsed(document)["v"].GetDouble();
     EXPECT_EQ(std::memcmp(&back, &c.value, sizeof back), 0) << c.text << " read back as " << back;
+    // And the bounded reader every measurement file goes through takes it.
+    rapidjson::Document bounded;
+    EXPECT_EQ(parse_json(document, bounded), "") << c.text;
   }
 }
 

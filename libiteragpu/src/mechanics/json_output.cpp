@@ -1,5 +1,6 @@
 #include "mechanics/json_output.hpp"
 
+#include <charconv>
 #include <cmath>
 
 namespace iteragpu {
@@ -56,6 +57,20 @@ JsonWriter& JsonWriter::value(std::uint64_t number) {
 JsonWriter& JsonWriter::value(double number) {
   // JSON has no NaN or infinity; RapidJSON would refuse it after the key was written.
   if (!std::isfinite(number)) return null();
+  // RapidJSON writes 1e18 <= |x| < 1e21 as all its digits and ".0" ("100000000000000000000.0"):
+  // 20 significant digits or more, beyond what the bounded readers take (json_input.cpp).
+  // Those are written in the shortest exponent form ("1e20"), which reads back as the same
+  // double; every other number as RapidJSON writes it.
+  const double magnitude = std::fabs(number);
+  if (magnitude >= 1e18 && magnitude < 1e21) {
+    char text[40];
+    const std::to_chars_result end = std::to_chars(text, text + sizeof text, number, std::chars_format::scientific);
+    std::string token(text, end.ptr);
+    const std::size_t plus = token.find("e+");
+    if (plus != std::string::npos) token.erase(plus + 1, 1);
+    writer_.RawValue(token.data(), token.size(), rapidjson::kNumberType);
+    return *this;
+  }
   writer_.Double(number);
   return *this;
 }
