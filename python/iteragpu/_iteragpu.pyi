@@ -358,6 +358,8 @@ class PhasePrediction:
     step: Optional[int]
     baseline: AllocatorCounters
     end: AllocatorCounters
+    uncertain_counters: List[str]
+    lower_bound: bool
 
 class MemoryPrediction(_Report):
     configuration: MeasureConfiguration
@@ -366,6 +368,7 @@ class MemoryPrediction(_Report):
     parameter_bytes: int
     input_bytes: int
     cublaslt_used: bool
+    heading: str
     phases: List[PhasePrediction]
     caveats: List[str]
     def _repr_html_(self) -> str: ...

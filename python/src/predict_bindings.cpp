@@ -57,6 +57,11 @@ void register_prediction(py::module_& m) {
       .def_readonly("baseline", &PhasePrediction::baseline, "AllocatorCounters before the phase.")
       .def_readonly("end", &PhasePrediction::end,
                     "AllocatorCounters after the phase, with the peaks during it.")
+      .def_readonly("uncertain_counters", &PhasePrediction::uncertain_counters,
+                    "The counters a caveat leaves unchecked, named as in the JSON ('peak_reserved_bytes', "
+                    "'reserved_bytes.end', ...); [] when every counter is exact by the rules.")
+      .def_readonly("lower_bound", &PhasePrediction::lower_bound,
+                    "True when the unchecked counters can only be higher than predicted.")
       .def("__repr__",
            [](const PhasePrediction& p) {
              return "PhasePrediction(phase='" + p.phase + "', repeat=" + std::to_string(p.repeat) +
@@ -65,7 +70,8 @@ void register_prediction(py::module_& m) {
            })
       .def(py::pickle(
           [](const PhasePrediction& p) {
-            return py::make_tuple(p.phase, p.repeat, p.forwards, p.baseline, p.end, p.sequence, p.step);
+            return py::make_tuple(p.phase, p.repeat, p.forwards, p.baseline, p.end, p.sequence, p.step,
+                                  p.uncertain_counters, p.lower_bound);
           },
           [](const py::tuple& t) {
             PhasePrediction p;
@@ -76,6 +82,10 @@ void register_prediction(py::module_& m) {
             p.end = t[4].cast<AllocatorCounters>();
             p.sequence = t[5].cast<std::string>();
             p.step = t[6].cast<std::optional<int>>();
+            if (t.size() > 8) {  // pickled before the unchecked counters were kept: none
+              p.uncertain_counters = t[7].cast<std::vector<std::string>>();
+              p.lower_bound = t[8].cast<bool>();
+            }
             return p;
           }));
 
@@ -91,6 +101,8 @@ void register_prediction(py::module_& m) {
       .def_readonly("input_bytes", &MemoryPrediction::input_bytes)
       .def_readonly("cublaslt_used", &MemoryPrediction::cublaslt_used,
                     "Whether the bias-fused cuBLASLt GEMM (and its workspace) is used.")
+      .def_readonly("heading", &MemoryPrediction::heading,
+                    "What was predicted: the synthetic MLP, or the checkpoint's architecture, and the input.")
       .def_readonly("phases", &MemoryPrediction::phases, "PhasePrediction list, in order.")
       .def_readonly("caveats", &MemoryPrediction::caveats,
                     "Why the prediction may not hold here; empty when every rule applies.")
@@ -108,7 +120,7 @@ void register_prediction(py::module_& m) {
                                                  std::to_string(c.warmup), std::to_string(c.repeats),
                                                  std::to_string(c.seed), c.model, std::to_string(c.new_tokens)),
                                   p.target, p.cublaslt_used, p.phases, p.caveats, p.parameter_bytes,
-                                  p.input_bytes);
+                                  p.input_bytes, p.heading);
           },
           [](const py::tuple& t) {
             MemoryPrediction p;
@@ -133,6 +145,7 @@ void register_prediction(py::module_& m) {
             p.caveats = t[4].cast<std::vector<std::string>>();
             p.parameter_bytes = t[5].cast<std::uint64_t>();
             p.input_bytes = t[6].cast<std::uint64_t>();
+            if (t.size() > 7) p.heading = t[7].cast<std::string>();
             return p;
           }));
   add_report_methods(prediction, "prediction_html");

@@ -409,7 +409,7 @@ def test_an_h200_checkpoint_measurement_reads_without_its_folder():
     assert run.attention_backend == "prefill cudnn_attention, decode cudnn_attention"
     assert run.device_used_bytes == 21815427072
     html = measurement._repr_html_()
-    for text in ("32 layers", "decode: 228.8 tokens/s", "not predicted yet", "cold prefill"):
+    for text in ("32 layers", "decode: 228.8 tokens/s", "none recorded for this checkpoint run", "cold prefill"):
         assert text in html, text
     assert "Linear(" not in html
     figure = measurement.plot()

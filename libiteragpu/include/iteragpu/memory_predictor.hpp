@@ -24,6 +24,8 @@ struct PredictionTarget {
   int compute_capability_major = 9;
   int compute_capability_minor = 0;
   std::string gpu_name;  // empty when predicting for a compute capability alone
+  // The LibTorch the backend reported ("2.11.0+cu130"); empty for the table (PyTorch 2.11).
+  std::string torch_version;
   // The workspaces LibTorch gives cuBLAS and cuBLASLt, per (handle, stream), on this GPU.
   std::uint64_t cublas_workspace_bytes = 0;
   std::uint64_t cublaslt_workspace_bytes = 0;
@@ -56,6 +58,13 @@ struct PhasePrediction {
   std::optional<int> step;  // a checkpoint's rows: 0 for the prefill, then each decode step
   AllocatorCounters baseline;  // allocated/reserved before
   AllocatorCounters end;       // allocated/reserved after, and the peaks during the phase
+  // The counters a caveat of the prediction leaves unchecked, as the JSON names them
+  // ("peak_reserved_bytes", "reserved_bytes.end", ...); empty when every one is exact by the
+  // rules. `lower_bound`: every caveat that reaches this row says its counters can only be
+  // higher (an SDPA backend that allocates more than its output); otherwise they may differ
+  // either way (another PyTorch, allocator settings).
+  std::vector<std::string> uncertain_counters;
+  bool lower_bound = false;
 };
 
 struct MemoryPrediction {
@@ -69,6 +78,10 @@ struct MemoryPrediction {
   // Why a prediction may not hold here (allocator settings in the environment, ...). Empty
   // when every rule applies.
   std::vector<std::string> caveats;
+
+  // What was predicted, as the text's first line says it: "Linear(64→256) → GELU →
+  // Linear(256→64), float32, input [1, 16, 64]", or the checkpoint's architecture and input.
+  std::string heading;
 
   std::string to_json() const;  // schema "iteragpu.prediction"
   std::string to_text() const;

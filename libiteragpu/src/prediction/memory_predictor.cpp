@@ -25,7 +25,7 @@ namespace iteragpu {
 namespace {
 
 constexpr const char* kPredictionSchema = "iteragpu.prediction";
-constexpr int kPredictionSchemaVersion = 1;
+constexpr int kPredictionSchemaVersion = 2;
 
 // PyTorch's defaults (aten/src/ATen/cuda/CublasHandlePool.cpp): cuBLAS gets ":4096:8" (32 MiB)
 // on compute capability 9.0 and ":4096:2:16:8" (8 MiB + 128 KiB) elsewhere; cuBLASLt gets
@@ -53,7 +53,7 @@ bool truthy(const std::optional<std::string>& value) {
 struct AllocationSettings {
   bool cublaslt_disabled = false;        // DISABLE_ADDMM_CUDA_LT=1
   bool cublaslt_unified = false;         // TORCH_CUBLASLT_UNIFIED_WORKSPACE: no own workspace
-  std::vector<std::string> caveats;
+  std::vector<PredictionCaveat> caveats;
 
   static AllocationSettings from_environment(const PredictionTarget& target) {
     AllocationSettings settings;
@@ -61,21 +61,70 @@ struct AllocationSettings {
     settings.cublaslt_unified = truthy(environment_variable("TORCH_CUBLASLT_UNIFIED_WORKSPACE"));
     for (const char* name : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}) {
       if (environment_variable(name))
-        settings.caveats.push_back(std::string(name) +
-                                   " is set: the caching allocator's settings (expandable "
-                                   "segments, rounding, split limits) are not modelled; the "
-                                   "prediction assumes the defaults");
+        settings.caveats.push_back({std::string(name) +
+                                        " is set: the caching allocator's settings (expandable "
+                                        "segments, rounding, split limits) are not modelled; the "
+                                        "prediction assumes the defaults",
+                                    PredictionCaveat::Reach::kEveryCounter, false});
     }
     const bool table = target.workspace_source.rfind("table", 0) == 0;
     for (const char* name : {"CUBLAS_WORKSPACE_CONFIG", "CUBLASLT_WORKSPACE_SIZE"}) {
       if (table && environment_variable(name))
-        settings.caveats.push_back(std::string(name) +
-                                   " is set: the workspace sizes come from the table of "
-                                   "defaults, not from LibTorch; name the device to read them");
+        settings.caveats.push_back({std::string(name) +
+                                        " is set: the workspace sizes come from the table of "
+                                        "defaults, not from LibTorch; name the device to read them",
+                                    PredictionCaveat::Reach::kForwardAllocations, false});
     }
+    // The rules are PyTorch 2.11's; a backend built against another LibTorch may allocate
+    // otherwise anywhere.
+    if (!target.torch_version.empty() && target.torch_version.rfind("2.11.", 0) != 0)
+      settings.caveats.push_back({"the backend reports LibTorch " + target.torch_version +
+                                      ": the rules are PyTorch 2.11's, and every counter may differ with "
+                                      "another version's allocator and ops",
+                                  PredictionCaveat::Reach::kEveryCounter, false});
     return settings;
   }
 };
+
+// Marks, on each predicted row, the counters a caveat leaves unchecked (PredictionCaveat).
+void mark_uncertain_counters(std::vector<PhasePrediction>& rows, const std::vector<PredictionCaveat>& caveats) {
+  enum : unsigned {
+    kAllocatedBaseline = 1, kAllocatedEnd = 2, kReservedBaseline = 4, kReservedEnd = 8,
+    kPeakAllocated = 16, kPeakReserved = 32, kEvery = 63
+  };
+  static const std::pair<unsigned, const char*> kNames[] = {
+      {kAllocatedBaseline, "allocated_bytes.baseline"}, {kAllocatedEnd, "allocated_bytes.end"},
+      {kReservedBaseline, "reserved_bytes.baseline"},   {kReservedEnd, "reserved_bytes.end"},
+      {kPeakAllocated, "peak_allocated_bytes"},         {kPeakReserved, "peak_reserved_bytes"}};
+  std::size_t first_forward = rows.size();
+  for (std::size_t i = 0; i < rows.size() && first_forward == rows.size(); ++i)
+    if (rows[i].forwards > 0) first_forward = i;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    unsigned marked = 0;
+    bool every_caveat_a_lower_bound = true;
+    for (const PredictionCaveat& caveat : caveats) {
+      unsigned counters = 0;
+      switch (caveat.reach) {
+        case PredictionCaveat::Reach::kEveryCounter: counters = kEvery; break;
+        case PredictionCaveat::Reach::kForwardTemporaries:
+          if (i == first_forward) counters = kPeakAllocated | kReservedEnd | kPeakReserved;
+          if (i > first_forward) counters = kEvery & ~(kAllocatedBaseline | kAllocatedEnd);
+          break;
+        case PredictionCaveat::Reach::kForwardAllocations:
+          if (i == first_forward) counters = kEvery & ~(kAllocatedBaseline | kReservedBaseline);
+          if (i > first_forward) counters = kEvery;
+          break;
+      }
+      if (counters == 0) continue;
+      marked |= counters;
+      every_caveat_a_lower_bound = every_caveat_a_lower_bound && caveat.lower_bound;
+    }
+    rows[i].uncertain_counters.clear();
+    for (const auto& [bit, name] : kNames)
+      if (marked & bit) rows[i].uncertain_counters.push_back(name);
+    rows[i].lower_bound = marked != 0 && every_caveat_a_lower_bound;
+  }
+}
 
 // The caching-allocator model with the GEMM workspaces of the process's first GEMMs.
 class ModelledAllocator final : public AllocationRecorder {
@@ -242,6 +291,7 @@ PredictionTarget PredictionTarget::from_environment(const EnvironmentReport& env
     target.cublas_workspace_bytes = *stack.cublas_workspace_bytes;
     target.cublaslt_workspace_bytes = *stack.cublaslt_workspace_bytes;
     target.workspace_source = "reported by LibTorch " + stack.torch_version;
+    target.torch_version = stack.torch_version;
   }
   return target;
 }
@@ -290,12 +340,14 @@ MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configurat
   prediction.configuration = request;
   prediction.configuration.output.clear();
   prediction.target = target;
+  prediction.heading = workload->heading();
 
   const AllocationSettings settings = AllocationSettings::from_environment(target);
-  prediction.caveats = settings.caveats;
-  for (std::string& caveat : workload->prediction_caveats(target.compute_capability_major,
-                                                          target.compute_capability_minor))
-    prediction.caveats.push_back(std::move(caveat));
+  std::vector<PredictionCaveat> caveats = settings.caveats;
+  for (PredictionCaveat& caveat : workload->prediction_caveats(target.compute_capability_major,
+                                                               target.compute_capability_minor))
+    caveats.push_back(std::move(caveat));
+  for (const PredictionCaveat& caveat : caveats) prediction.caveats.push_back(caveat.text);
   prediction.cublaslt_used = !settings.cublaslt_disabled && workload->uses_cublaslt();
   PredictionTarget modelled = target;
   if (settings.cublaslt_unified) modelled.cublaslt_workspace_bytes = 0;  // shares cuBLAS's
@@ -303,8 +355,10 @@ MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configurat
   AllocatorModelBackend backend(*workload, modelled, prediction.cublaslt_used);
   prediction.phases.reserve(static_cast<std::size_t>(phase_row_count(request, *workload)));
   run_phase_protocol(backend, request, *workload, 0, [&](PhaseRow row) {
-    prediction.phases.push_back({row.phase, row.repeat, row.forwards, row.sequence, row.step, row.baseline, row.end});
+    prediction.phases.push_back({row.phase, row.repeat, row.forwards, row.sequence, row.step, row.baseline, row.end,
+                                 {}, false});
   });
+  mark_uncertain_counters(prediction.phases, caveats);
   return prediction;
 }
 
@@ -325,6 +379,7 @@ std::string MemoryPrediction::to_json() const {
     json.begin_object();
     write_phase_identity(json, row.phase, row.repeat, row.forwards, row.sequence, row.step);
     write_phase_counters(json, row.baseline, row.end);
+    json.key("uncertain_counters").value(row.uncertain_counters).key("lower_bound").value(row.lower_bound);
     json.end_object();
   }
   json.end_array();
@@ -350,9 +405,14 @@ std::string MemoryPrediction::to_text() const {
           target.workspace_source + ")\n\n";
   const int phase_width = configuration.model.empty() ? 13 : 18;  // "warmup decode 16"
   text += phase_table_header("", phase_width);
-  for (const PhasePrediction& row : phases)
+  bool lower_bounds = false, may_differ = false;
+  for (const PhasePrediction& row : phases) {
     text += phase_table_row(phase_label(row.phase, row.sequence, row.step), row.repeat, "", row.baseline, row.end,
-                            phase_width);
+                            phase_width, row.uncertain_counters, row.lower_bound ? ">=" : "~");
+    if (!row.uncertain_counters.empty()) (row.lower_bound ? lower_bounds : may_differ) = true;
+  }
+  if (lower_bounds) text += ">= marks a counter a caveat below leaves unchecked, that can only be higher.\n";
+  if (may_differ) text += "~ marks a counter a caveat below leaves unchecked, that may differ either way.\n";
   text += "\nPredicted caching-allocator counters (bytes) of one process on one GPU; not the CUDA "
           "context or other processes. Rules:\n";
   for (const std::string& rule : prediction_rules(*workload)) text += "  - " + rule + "\n";

@@ -1,5 +1,7 @@
 #include "protocol/phase_table_text.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -25,16 +27,21 @@ std::string phase_table_header(const std::string& middle, int phase_width) {
 }
 
 std::string phase_table_row(const std::string& phase, int repeat, const std::string& middle,
-                            const AllocatorCounters& baseline, const AllocatorCounters& end, int phase_width) {
+                            const AllocatorCounters& baseline, const AllocatorCounters& end, int phase_width,
+                            const std::vector<std::string>& marked, const std::string& mark) {
+  auto cell = [&](std::uint64_t value, const char* name) {
+    const bool is_marked = std::find(marked.begin(), marked.end(), name) != marked.end();
+    return (is_marked ? mark : std::string()) + std::to_string(value);
+  };
   char line[kLineBytes];
-  std::snprintf(line, sizeof line, "%-*s %6s%s %15llu %15llu %15llu %15llu %15llu %15llu\n", phase_width, phase.c_str(),
+  std::snprintf(line, sizeof line, "%-*s %6s%s %15s %15s %15s %15s %15s %15s\n", phase_width, phase.c_str(),
                 repeat > 0 ? std::to_string(repeat).c_str() : "-", middle.c_str(),
-                static_cast<unsigned long long>(baseline.allocated_bytes),
-                static_cast<unsigned long long>(end.allocated_bytes),
-                static_cast<unsigned long long>(end.peak_allocated_bytes),
-                static_cast<unsigned long long>(baseline.reserved_bytes),
-                static_cast<unsigned long long>(end.reserved_bytes),
-                static_cast<unsigned long long>(end.peak_reserved_bytes));
+                cell(baseline.allocated_bytes, "allocated_bytes.baseline").c_str(),
+                cell(end.allocated_bytes, "allocated_bytes.end").c_str(),
+                cell(end.peak_allocated_bytes, "peak_allocated_bytes").c_str(),
+                cell(baseline.reserved_bytes, "reserved_bytes.baseline").c_str(),
+                cell(end.reserved_bytes, "reserved_bytes.end").c_str(),
+                cell(end.peak_reserved_bytes, "peak_reserved_bytes").c_str());
   return line;
 }
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "iteragpu/backend.hpp"
 
@@ -17,9 +18,12 @@ std::string phase_label(const std::string& phase, const std::string& sequence, c
 // space ("" for none).
 std::string phase_table_header(const std::string& middle, int phase_width = 13);
 
-// One row: "-" for a repeat of 0; `middle` as in the header.
+// One row: "-" for a repeat of 0; `middle` as in the header. The counters named in `marked`
+// (as the JSON names them: "peak_reserved_bytes", "reserved_bytes.end", ...) are written after
+// `mark` (">=" or "~": a prediction's unchecked counters).
 std::string phase_table_row(const std::string& phase, int repeat, const std::string& middle,
                             const AllocatorCounters& baseline, const AllocatorCounters& end,
-                            int phase_width = 13);
+                            int phase_width = 13, const std::vector<std::string>& marked = {},
+                            const std::string& mark = "");
 
 }  // namespace iteragpu

@@ -99,16 +99,19 @@ class DecoderWorkload final : public Workload {
              "attention backend used then are not modelled; measure it with iteragpu measure --model";
     return {};
   }
-  std::vector<std::string> prediction_caveats(int major, int minor) const override {
-    std::vector<std::string> caveats;
+  std::vector<PredictionCaveat> prediction_caveats(int major, int minor) const override {
+    std::vector<PredictionCaveat> caveats;
+    const auto attention = PredictionCaveat::Reach::kForwardTemporaries;
     if (major != 9 || minor != 0)
-      caveats.push_back("the attention rows are checked on compute capability 9.0 (cuDNN attention on the H200); "
-                        "on other compute capabilities PyTorch may pick another SDPA backend, which can allocate "
-                        "more than its output (flash attention's log-sum-exp): prefill and decode counters may be "
-                        "higher");
+      caveats.push_back({"the attention rows are checked on compute capability 9.0 (cuDNN attention on the H200); "
+                         "on other compute capabilities PyTorch may pick another SDPA backend, which can allocate "
+                         "more than its output (flash attention's log-sum-exp): prefill and decode counters may be "
+                         "higher",
+                         attention, /*lower_bound=*/true});
     if (dtype_ == "float32")
-      caveats.push_back("float32 attention runs PyTorch's memory-efficient SDPA (cuDNN attention takes 16-bit "
-                        "types only); its allocations are modelled as its output only, not checked on a GPU");
+      caveats.push_back({"float32 attention runs PyTorch's memory-efficient SDPA (cuDNN attention takes 16-bit "
+                         "types only); its allocations are modelled as its output only, not checked on a GPU",
+                         attention, /*lower_bound=*/true});
     return caveats;
   }
   std::string shape_text() const override {

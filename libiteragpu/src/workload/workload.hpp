@@ -57,6 +57,24 @@ struct PlannedPhase {
   bool release_first = false;
 };
 
+// Why a prediction may not hold (one line), and the counters it leaves unchecked.
+struct PredictionCaveat {
+  enum class Reach {
+    // Every counter of every row (another PyTorch, allocator settings).
+    kEveryCounter,
+    // Temporaries of the forward that the rules may not know: from the first row that runs a
+    // forward, its peaks and reserved end, and every reserved counter and peak after it;
+    // allocated baselines and ends stay exact (temporaries are freed by each row's end).
+    kForwardTemporaries,
+    // Allocations of the forward that stay (the GEMM workspaces): from the first row that runs
+    // a forward, every counter but its baselines.
+    kForwardAllocations,
+  };
+  std::string text;
+  Reach reach = Reach::kEveryCounter;
+  bool lower_bound = false;  // the counters can only be higher than predicted
+};
+
 class Workload {
  public:
   virtual ~Workload() = default;
@@ -67,8 +85,8 @@ class Workload {
   // is refused with UsageError(field, reason) from prediction_refusal().
   virtual bool predictable() const { return true; }
   virtual std::string prediction_refusal() const { return {}; }
-  // Why a prediction for a GPU of this compute capability may not hold (one line each).
-  virtual std::vector<std::string> prediction_caveats(int major, int minor) const {
+  // Why a prediction for a GPU of this compute capability may not hold, and which counters.
+  virtual std::vector<PredictionCaveat> prediction_caveats(int major, int minor) const {
     (void)major, (void)minor;
     return {};
   }

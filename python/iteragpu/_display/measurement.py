@@ -120,7 +120,8 @@ _COUNTERS = (  # (label, which counters, attribute), in the order misses are lis
 def _prediction_comparison(measurement):
     """The prediction beside the measured rows: how many counters it got, and each miss."""
     if measurement.prediction is None and measurement.checkpoint is not None:
-        return "<p>Prediction: none (the allocator counters of a checkpoint are not predicted yet).</p>"
+        return ("<p>Prediction: none recorded for this checkpoint run (a file written before "
+                "measure --model recorded its prediction, or a checkpoint the predictor does not model).</p>")
     if measurement.prediction is None:
         return "<p>Prediction: none (the allocator rules describe CUDA builds only).</p>"
     target = measurement.prediction.target
