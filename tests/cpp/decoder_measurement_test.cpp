@@ -399,6 +399,45 @@ TEST_F(DecoderMeasurement, PredictionOfACheckpointHasItsRowsAndItsCacheGrowth) {
   EXPECT_EQ(prediction.input_bytes, 1u * 8 * 8);  // batch × context token ids, int64
 }
 
+// Outside compute capability 9.0 the attention backend is not the one checked: from the first
+// prefill the peaks and reserved counters are lower bounds, the allocated baselines and ends
+// exact; before it, every counter exact. On 9.0 none is unchecked.
+TEST_F(DecoderMeasurement, PredictionMarksTheCountersTheAttentionCaveatLeavesUnchecked) {
+  const MeasureConfiguration configuration = MeasureConfiguration::parse(request());
+  for (const PhasePrediction& row : MemoryPredictor::predict(configuration, PredictionTarget::from_table(9, 0)).phases)
+    EXPECT_TRUE(row.uncertain_counters.empty()) << row.phase;
+
+  const MemoryPrediction ampere = MemoryPredictor::predict(configuration, PredictionTarget::from_table(8, 0));
+  ASSERT_EQ(ampere.caveats.size(), 1u);
+  const std::vector<std::string> none, first = {"reserved_bytes.end", "peak_allocated_bytes", "peak_reserved_bytes"},
+                                       later = {"reserved_bytes.baseline", "reserved_bytes.end",
+                                                "peak_allocated_bytes", "peak_reserved_bytes"};
+  for (std::size_t i = 0; i < ampere.phases.size(); ++i) {
+    const PhasePrediction& row = ampere.phases[i];
+    EXPECT_EQ(row.uncertain_counters, i < 2 ? none : i == 2 ? first : later) << i << " " << row.phase;
+    EXPECT_EQ(row.lower_bound, i >= 2) << i;
+  }
+  const std::string text = ampere.to_text();
+  EXPECT_NE(text.find(">=" + std::to_string(ampere.phases[2].end.peak_reserved_bytes)), std::string::npos) << text;
+  EXPECT_NE(text.find(">= marks a counter a caveat below leaves unchecked, that can only be higher."),
+            std::string::npos);
+  EXPECT_EQ(schema_violation(ampere.to_json(), "prediction.schema.json"), "");
+
+  // Another LibTorch than the rules' reaches every counter of every row, either way.
+  PredictionTarget other_torch = PredictionTarget::from_table(9, 0);
+  other_torch.torch_version = "2.10.0+cu128";
+  const MemoryPrediction other = MemoryPredictor::predict(configuration, other_torch);
+  ASSERT_EQ(other.caveats.size(), 1u);
+  EXPECT_NE(other.caveats[0].find("LibTorch 2.10.0+cu128"), std::string::npos) << other.caveats[0];
+  for (const PhasePrediction& row : other.phases) {
+    EXPECT_EQ(row.uncertain_counters.size(), 6u) << row.phase;
+    EXPECT_FALSE(row.lower_bound);
+  }
+  // With both, the rows the attention caveat reaches are no longer lower bounds.
+  other_torch.compute_capability_major = 8;
+  EXPECT_FALSE(MemoryPredictor::predict(configuration, other_torch).phases[2].lower_bound);
+}
+
 // --- the fake backend's MLP is unchanged by a checkpoint run on the same object -------------
 
 TEST_F(DecoderMeasurement, TheSameBackendThenMeasuresTheSyntheticMlp) {

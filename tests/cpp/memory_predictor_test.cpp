@@ -133,6 +133,25 @@ TEST(MemoryPredictor, SaysWhenTheAllocatorSettingsAreNotTheDefaults) {
   ASSERT_EQ(p.caveats.size(), 1u);
   EXPECT_NE(p.caveats[0].find("PYTORCH_CUDA_ALLOC_CONF"), std::string::npos);
   EXPECT_NE(p.to_text().find("Caveat: PYTORCH_CUDA_ALLOC_CONF"), std::string::npos);
+  // Every counter of every row is unchecked, either way.
+  for (const PhasePrediction& row : p.phases) {
+    EXPECT_EQ(row.uncertain_counters.size(), 6u) << row.phase;
+    EXPECT_FALSE(row.lower_bound) << row.phase;
+  }
+  EXPECT_NE(p.to_text().find("~ marks a counter a caveat below leaves unchecked"), std::string::npos);
+}
+
+// The workspace variables with the table: from the first forward, the workspaces that stay.
+TEST(MemoryPredictor, WorkspaceVariablesLeaveTheForwardsCountersUnchecked) {
+  ScopedEnvironment workspace("CUBLAS_WORKSPACE_CONFIG", ":4096:2");
+  const MemoryPrediction p = MemoryPredictor::predict(MeasureConfiguration::parse(seed_large()), PredictionTarget::from_table(9, 0));
+  ASSERT_EQ(p.phases[2].phase, "cold_forward");
+  EXPECT_TRUE(p.phases[0].uncertain_counters.empty());
+  EXPECT_TRUE(p.phases[1].uncertain_counters.empty());
+  EXPECT_EQ(p.phases[2].uncertain_counters,
+            (std::vector<std::string>{"allocated_bytes.end", "reserved_bytes.end", "peak_allocated_bytes",
+                                      "peak_reserved_bytes"}));
+  EXPECT_EQ(p.phases[3].uncertain_counters.size(), 6u);
 }
 
 TEST(MemoryPredictor, ValidatesTheRequestAndTheComputeCapability) {

@@ -2,6 +2,7 @@
 the prediction carried by every measurement."""
 
 import json
+from html import escape
 import pickle
 
 import pytest
@@ -102,7 +103,18 @@ def test_a_checkpoint_is_predicted_as_the_cli_predicts_it(tmp_path, cli, schema_
     assert rows[-1] == ("decode", "warm", 2, 2)
     assert prediction.input_bytes == 2 * 4 * 8  # int64 token ids
     assert pickle.loads(pickle.dumps(prediction)).to_dict() == prediction.to_dict()
-    assert "warm #2 decode 2" in prediction._repr_html_()
+    html = prediction._repr_html_()
+    assert "warm #2 decode 2" in html
+    # The view names the checkpoint, not the synthetic MLP; on 9.0 nothing is unchecked.
+    assert prediction.heading.startswith("LlamaForCausalLM (2 layers") and escape(prediction.heading) in html
+    assert "Linear(" not in html and "≥" not in html
+    # On 8.0 the attention caveat's counters are marked, in the view and on each row.
+    ampere = iteragpu.predict(compute_capability="8.0", model=model, new_tokens=2, batch=2, context=4)
+    assert ampere.phases[2].uncertain_counters == ["reserved_bytes.end", "peak_allocated_bytes", "peak_reserved_bytes"]
+    assert ampere.phases[2].lower_bound and not ampere.phases[1].uncertain_counters
+    assert "≥" in ampere._repr_html_() and "≥ marks a counter" in ampere._repr_html_()
+    restored = pickle.loads(pickle.dumps(ampere))
+    assert (restored.heading, restored.phases[2].uncertain_counters) == (ampere.heading, ampere.phases[2].uncertain_counters)
 
 
 def test_packages_judges_a_checkpoint_as_the_cli_does(tmp_path, cli, schema_validator):
