@@ -113,6 +113,22 @@ std::string bytes_text(std::uint64_t bytes) {
   return text;
 }
 
+// The largest value in [from, max_value] where `holds` is true, given that it holds at `from`
+// and, once false, stays false above: doubling, then bisection.
+std::int64_t largest_holding(std::int64_t from, std::int64_t max_value,
+                             const std::function<bool(std::int64_t)>& holds) {
+  std::int64_t good = from, bad = 0;
+  while (bad == 0 && good < max_value) {
+    const std::int64_t next = good > max_value / 2 ? max_value : good * 2;
+    (holds(next) ? good : bad) = next;
+  }
+  while (bad != 0 && bad - good > 1) {
+    const std::int64_t middle = good + (bad - good) / 2;
+    (holds(middle) ? good : bad) = middle;
+  }
+  return good;
+}
+
 }  // namespace
 
 SweepSearch search_largest_fitting(const SweepPoint& first, std::int64_t max_value, std::uint64_t budget_bytes,
@@ -147,19 +163,7 @@ SweepSearch search_largest_fitting(const SweepPoint& first, std::int64_t max_val
       return bytes && *bytes <= budget_bytes;
     };
     if (predicted_to_fit(1)) {
-      std::int64_t good = 1, bad = 0;
-      while (bad == 0 && good < max_value) {
-        const std::int64_t next = good > max_value / 2 ? max_value : good * 2;
-        if (predicted_to_fit(next)) {
-          good = next;
-        } else {
-          bad = next;
-        }
-      }
-      while (bad != 0 && bad - good > 1) {
-        const std::int64_t middle = good + (bad - good) / 2;
-        (predicted_to_fit(middle) ? good : bad) = middle;
-      }
+      const std::int64_t good = largest_holding(1, max_value, predicted_to_fit);
       search.predicted_largest = good;
       measure(good);
       if (lo && *lo == good && good < max_value) measure(good + 1);
@@ -224,7 +228,7 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
   };
 
   // The workload's own limit on the dimension (before any worker starts): what it accepts is
-  // monotone, so a doubling then a bisection over its checks finds the largest value.
+  // monotone in the value.
   auto refusal_at = [&](std::int64_t value) -> std::string {
     try {
       configuration_at(value).checked();
@@ -233,30 +237,10 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
       return error.reason();
     }
   };
-  std::int64_t accepted = start_value, refused = 0;
-  std::string refusal;
-  while (refused == 0 && accepted < kMaxModelDimension) {
-    const std::int64_t next = accepted > kMaxModelDimension / 2 ? kMaxModelDimension : accepted * 2;
-    std::string why = refusal_at(next);
-    if (why.empty()) {
-      accepted = next;
-    } else {
-      refused = next;
-      refusal = std::move(why);
-    }
-  }
-  while (refused != 0 && refused - accepted > 1) {
-    const std::int64_t middle = accepted + (refused - accepted) / 2;
-    std::string why = refusal_at(middle);
-    if (why.empty()) {
-      accepted = middle;
-    } else {
-      refused = middle;
-      refusal = std::move(why);
-    }
-  }
-  result.largest_accepted = accepted;
-  result.beyond_largest_accepted = refusal;
+  result.largest_accepted = largest_holding(start_value, kMaxModelDimension,
+                                            [&](std::int64_t value) { return refusal_at(value).empty(); });
+  if (result.largest_accepted < kMaxModelDimension)
+    result.beyond_largest_accepted = refusal_at(result.largest_accepted + 1);
 
   // The first point tells the free memory, hence the budget, and the GPU the predictor needs.
   Measurement first;
