@@ -125,7 +125,10 @@ def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=64,
             callable(point: SweepPoint, measurements: int) is called after each point.
 
     Returns:
-        SweepResult (plot() draws peak reserved memory against the dimension).
+        SweepResult (plot() draws peak reserved memory against the dimension). The search
+        never goes above what the workload accepts (a checkpoint's max_position_embeddings
+        for context + new tokens): largest_accepted, and beyond_largest_accepted says why
+        the next value is refused.
 
     Raises:
         UsageError, BackendUnavailable, DeviceUnavailable, OutputExists, OutOfMemory (the
