@@ -387,6 +387,7 @@ class PackageFit:
     reason: str
     predicted_peak_reserved_bytes: int
     required_bytes: int
+    required_unchecked: str
     headroom_bytes: int
     lot_price_cents: Optional[int]
     cost_per_million_tokens_usd: Optional[str]

@@ -197,6 +197,9 @@ void register_fit(py::module_& m) {
       .def_readonly("required_bytes", &PackageFit::required_bytes,
                     "Predicted peak reserved + the footprint outside the allocator; 0 when not assessed.")
       .def_readonly("headroom_bytes", &PackageFit::headroom_bytes, "memory - required; negative: short by that much.")
+      .def_readonly("required_unchecked", &PackageFit::required_unchecked,
+                    "'' when the predicted peak is exact by the rules on this GPU model; 'at least' when a "
+                    "caveat says it can only be higher; 'may differ' when one leaves it unchecked either way.")
       .def_property_readonly(
           "lot_price_cents",
           [](const PackageFit& f) -> std::optional<std::int64_t> {

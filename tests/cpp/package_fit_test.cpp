@@ -11,6 +11,7 @@
 #include "iteragpu/memory_predictor.hpp"
 #include "iteragpu/package_fit.hpp"
 #include "process_runner.hpp"
+#include "schema_check.hpp"
 #include "tiny_checkpoint.hpp"
 
 namespace iteragpu {
@@ -103,6 +104,22 @@ TEST_F(PackageFitTest, AVendorFigureFitsWithTwoPerCentHeadroom) {
   EXPECT_EQ(report.packages[0].verdict, PackageFit::Verdict::kNotAssessed);
   EXPECT_NE(report.packages[0].reason.find("no row for exact"), std::string::npos);
   ASSERT_FALSE(report.caveats.empty());  // compute capability 8.0: the attention backend may differ
+  // ... so what it needs is a lower bound there, said in the table, the reason and the JSON.
+  EXPECT_EQ(nominal.required_unchecked, "at least");
+  EXPECT_NE(nominal.reason.find("a caveat below leaves the predicted peak unchecked here"), std::string::npos)
+      << nominal.reason;
+  EXPECT_NE(report.to_text().find(">="), std::string::npos) << report.to_text();
+  EXPECT_NE(report.to_json().find("\"required_unchecked\": \"at least\""), std::string::npos);
+  EXPECT_EQ(testing::schema_violation(report.to_json(), "package-fit.schema.json"), "");
+}
+
+// On compute capability 9.0 nothing is left unchecked: the needed bytes are exact.
+TEST_F(PackageFitTest, OnTheCheckedComputeCapabilityTheNeededBytesAreExact) {
+  const PackageFitReport report =
+      fit(header() + "exact,9.0," + std::to_string(peak() + 1000) + ",measured: test,1000,measured: test\n");
+  EXPECT_EQ(report.packages[0].required_unchecked, "");
+  EXPECT_EQ(report.to_text().find(">="), std::string::npos) << report.to_text();
+  EXPECT_NE(report.to_json().find("\"required_unchecked\": null"), std::string::npos);
 }
 
 TEST_F(PackageFitTest, TheTableIsReadStrictly) {

@@ -134,8 +134,12 @@ def test_packages_judges_a_checkpoint_as_the_cli_does(tmp_path, cli, schema_vali
     assert h200.headroom_bytes == h200.memory_bytes - h200.required_bytes
     assert h200.lot_price_cents > 0 and h200.cost_per_million_tokens_usd is None
     assert next(fit for fit in report.packages if fit.gpu == "mi300x").verdict == "not assessed"
+    # Exact on compute capability 9.0; a lower bound where the attention backend is unchecked.
+    a100 = next(fit for fit in report.packages if fit.gpu == "a100-80gb")
+    assert (h200.required_unchecked, a100.required_unchecked) == ("", "at least")
     html = report._repr_html_()
     assert "splitting a model over several GPUs is not modelled" in html and "h200" in html
+    assert f"≥{a100.required_bytes:,}" in html and f"≥{h200.required_bytes:,}" not in html
     with pytest.raises(iteragpu.UsageError) as raised:
         iteragpu.packages(model=model, measurement=tmp_path / "m.json")
     assert raised.value.field == "measurement"

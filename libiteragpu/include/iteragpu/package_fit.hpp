@@ -50,6 +50,10 @@ struct PackageFit {
   Verdict verdict = Verdict::kNotAssessed;
   std::uint64_t predicted_peak_reserved_bytes = 0;
   std::uint64_t required_bytes = 0;  // predicted peak reserved + outside the allocator
+  // Whether a caveat of the prediction leaves the peak unchecked on this GPU model: "" (exact
+  // by the rules), "at least" (it can only be higher: the attention backend outside compute
+  // capability 9.0) or "may differ" (either way: allocator settings in the environment).
+  std::string required_unchecked;
   std::int64_t headroom_bytes = 0;   // memory − required (negative: short by that much)
   std::string reason;                // why the verdict (always set)
   std::optional<Quote> quote;        // with days: one lot's price for that duration

@@ -28,7 +28,7 @@ namespace iteragpu {
 namespace {
 
 constexpr const char* kFitSchema = "iteragpu.package-fit";
-constexpr int kFitSchemaVersion = 1;
+constexpr int kFitSchemaVersion = 2;
 const std::vector<std::string> kGpuMemoryHeader = {"gpu", "compute_capability", "memory_bytes", "memory_source",
                                                    "outside_allocator_bytes", "outside_allocator_source"};
 // A GPU whose memory is a vendor's nominal figure fits only with this much headroom (per
@@ -44,6 +44,13 @@ std::uint64_t byte_count(const CsvRecord& record, std::size_t column, const std:
   }
 }
 
+
+// The needed bytes as the table shows them: ">=" before a lower bound, "~" before a figure a
+// caveat leaves unchecked either way (as predict marks its counters).
+std::string needed_text(const PackageFit& fit) {
+  const std::string mark = fit.required_unchecked == "at least" ? ">=" : fit.required_unchecked.empty() ? "" : "~";
+  return mark + grouped_count(fit.required_bytes);
+}
 
 std::string gib(std::uint64_t bytes) {
   char text[32];
@@ -172,7 +179,8 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
 
   std::map<std::string, const GpuMemory*> memory_of;
   for (const GpuMemory& row : gpu_memory) memory_of[row.gpu] = &row;
-  std::map<std::tuple<std::uint64_t, std::uint64_t, bool>, std::uint64_t> peak_of;  // predicted peak reserved
+  // The predicted peak reserved, and whether a caveat leaves it unchecked (PackageFit).
+  std::map<std::tuple<std::uint64_t, std::uint64_t, bool>, std::pair<std::uint64_t, std::string>> peak_of;
   std::set<std::string> priced;
   for (const CatalogEntry& entry : calculator.catalog().entries()) {
     if (!priced.insert(entry.gpu).second) continue;  // one row per GPU model
@@ -202,13 +210,22 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
     if (predicted == peak_of.end()) {
       const MemoryPrediction prediction = MemoryPredictor::predict(configuration, target);
       std::uint64_t peak = 0;
-      for (const PhasePrediction& row : prediction.phases) peak = std::max(peak, row.end.peak_reserved_bytes);
-      predicted = peak_of.emplace(key, peak).first;
+      std::string unchecked;
+      for (const PhasePrediction& row : prediction.phases) {
+        if (row.end.peak_reserved_bytes < peak) continue;
+        const bool marked = std::find(row.uncertain_counters.begin(), row.uncertain_counters.end(),
+                                      "peak_reserved_bytes") != row.uncertain_counters.end();
+        if (row.end.peak_reserved_bytes > peak) unchecked.clear();
+        peak = row.end.peak_reserved_bytes;
+        if (marked && unchecked != "may differ") unchecked = row.lower_bound ? "at least" : "may differ";
+      }
+      predicted = peak_of.emplace(key, std::make_pair(peak, unchecked)).first;
       for (const std::string& caveat : prediction.caveats)
         if (std::find(report.caveats.begin(), report.caveats.end(), caveat) == report.caveats.end())
           report.caveats.push_back(caveat);
     }
-    fit.predicted_peak_reserved_bytes = predicted->second;
+    fit.predicted_peak_reserved_bytes = predicted->second.first;
+    fit.required_unchecked = predicted->second.second;
     fit.required_bytes = fit.predicted_peak_reserved_bytes + fit.memory.outside_allocator_bytes;
     fit.headroom_bytes = static_cast<std::int64_t>(fit.memory.memory_bytes) - static_cast<std::int64_t>(fit.required_bytes);
     const bool measured = fit.memory.memory_measured() && fit.memory.outside_allocator_source.rfind("measured", 0) == 0;
@@ -224,6 +241,8 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
       fit.reason = measured ? "memory and the footprint outside the allocator measured on this GPU model"
                             : "memory a vendor figure, the footprint outside the allocator an allowance";
     }
+    if (!fit.required_unchecked.empty() && fit.verdict != PackageFit::Verdict::kDoesNotFit)
+      fit.reason += "; a caveat below leaves the predicted peak unchecked here";
     if (rate && fit.quote && entry.covers_device(rate->device))
       fit.tokens_cost = generated_tokens_cost(rate->device, rate->rate, *fit.quote);
     report.packages.push_back(std::move(fit));
@@ -253,14 +272,16 @@ std::string PackageFitReport::to_text() const {
     std::snprintf(line, sizeof line, "%-13s %-4s %18s %18s %18s %-13s %s\n", fit.memory.gpu.c_str(),
                   fit.memory.compute_capability.empty() ? "-" : fit.memory.compute_capability.c_str(),
                   grouped_count(fit.memory.memory_bytes).c_str(),
-                  fit.required_bytes ? grouped_count(fit.required_bytes).c_str() : "-", headroom.c_str(),
+                  fit.required_bytes ? needed_text(fit).c_str() : "-", headroom.c_str(),
                   verdict_text(fit.verdict), cost.c_str());
     text += line;
   }
   text += "\nWhy:\n";
   for (const PackageFit& fit : packages) {
     text += "  " + fit.memory.gpu + ": " + fit.reason;
-    if (fit.required_bytes) text += " (needed " + gib(fit.required_bytes) + " of " + gib(fit.memory.memory_bytes) + ")";
+    if (fit.required_bytes)
+      text += " (needed " + std::string(fit.required_unchecked == "at least" ? "at least " : "") +
+              gib(fit.required_bytes) + " of " + gib(fit.memory.memory_bytes) + ")";
     text += "\n";
   }
   // Where each figure comes from, each source once with the GPU models it is used for.
@@ -323,6 +344,7 @@ std::string PackageFitReport::to_json() const {
           .key("required_bytes").value(fit.required_bytes)
           .key("headroom_bytes").value(fit.headroom_bytes);
     }
+    json.key("required_unchecked").text_or_null(fit.required_unchecked);
     json.key("price");
     if (fit.quote) {  // money as an exact decimal string (the README's number rule)
       json.begin_object()

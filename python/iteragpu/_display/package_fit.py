@@ -10,6 +10,13 @@ def _bytes(value):
     return f"{value:,}" if value else "&ndash;"
 
 
+def _needed(fit):
+    """The needed bytes, "≥" before a lower bound and "~" before a figure a caveat leaves
+    unchecked either way (as predict marks its counters)."""
+    mark = {"": "", "at least": "≥"}.get(fit.required_unchecked, "~")
+    return mark + _bytes(fit.required_bytes)
+
+
 def package_fit_html(report):
     header = ["GPU", "cc", "memory (bytes)", "needed (bytes)", "headroom (bytes)", "verdict", "lot price",
               "per million tokens"]
@@ -22,7 +29,7 @@ def package_fit_html(report):
             f"{escape(fit.gpu_name)} (<code>{escape(fit.gpu)}</code>)",
             escape(fit.compute_capability) or "&ndash;",
             _bytes(fit.memory_bytes),
-            _bytes(fit.required_bytes) if assessed else "&ndash;",
+            _needed(fit) if assessed else "&ndash;",
             f"{fit.headroom_bytes:,}" if assessed else "&ndash;",
             f'<span style="{_VERDICT_STYLE[fit.verdict]}"><strong>{escape(fit.verdict)}</strong></span>',
             price,
