@@ -51,6 +51,16 @@ def run(command, log):
     return done.stdout
 
 
+def gpu_processes():
+    """The compute processes nvidia-smi lists ("pid used_memory"), or "" (none, or no nvidia-smi)."""
+    try:
+        listed = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return "; ".join(line.strip() for line in listed.stdout.splitlines() if line.strip())
+
+
 def package_row(cli, folder, args, context, log):
     report = json.loads(run([cli, "packages", "--model", folder, "--batch", str(args.batch), "--context",
                              str(context), "--new-tokens", str(args.new_tokens), "--format", "json"], log))
@@ -90,6 +100,11 @@ def main():
                         "from decoder_conformance import write_checkpoint; write_checkpoint(*sys.argv[2:])",
                         HERE, args.shape, args.dtype, folder], check=True)
     print("checkpoint %s (%s, %s) ready in %.1f s" % (folder, args.shape, args.dtype, time.monotonic() - started))
+    # The budget is for a card this run has to itself: another process's memory (a CUDA
+    # context left by a checkpoint writer) would make the boundary run out of memory.
+    others = gpu_processes()
+    if others:
+        raise SystemExit("other processes hold GPU memory (%s); the boundary needs the card to itself" % others)
     backend = ["--backend", args.backend] if args.backend else []
     cheap = ["--warmup", "0", "--repeats", "1", "--new-tokens", str(args.new_tokens)]
 
