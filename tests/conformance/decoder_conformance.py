@@ -263,19 +263,21 @@ def compare_cell(args, cell):
                 device_used=mine["document"]["decoder_run"]["device_used_bytes"], write_seconds=written)
 
 
-def kernel_names(csv_path):
-    """Kernel names in launch order from ncu --csv (one line per kernel and metric)."""
+def kernels_of(csv_path):
+    """(name, GPU nanoseconds) of every kernel in launch order, from ncu --csv (one line per
+    kernel and metric; gpu__time_duration.sum is each kernel's own time, replayed alone)."""
     import csv
-    names, seen = [], set()
+    kernels, seen = [], set()
     with open(csv_path) as handle:
         lines = [line for line in handle if line.startswith('"')]
     for record in csv.DictReader(lines):
         key = (record.get("Process ID"), record.get("ID"))
-        if key in seen or not record.get("Kernel Name"):
+        if key in seen or not record.get("Kernel Name") or record.get("Metric Name") != "gpu__time_duration.sum":
             continue
         seen.add(key)
-        names.append(record["Kernel Name"])
-    return names
+        scale = {"nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9}[record.get("Metric Unit", "nsecond")]
+        kernels.append((record["Kernel Name"], float(record["Metric Value"].replace(",", "")) * scale))
+    return kernels
 
 
 def compare_kernels(args, cell):
@@ -296,14 +298,26 @@ def compare_kernels(args, cell):
     subprocess.run(ncu + ["--log-file", mine_csv, args.cli, "measure", "--model", folder, "--dtype", dtype,
                           "--batch", batch, "--context", context, "--new-tokens", "2", "--warmup", "0",
                           "--repeats", "1", "--output", measured], check=True)
-    peer, mine = kernel_names(peer_csv), kernel_names(mine_csv)
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        for source in (peer_csv, mine_csv):
+            with open(source) as handle, open(os.path.join(args.keep, os.path.basename(source)), "w") as copy:
+                copy.write(handle.read())
+    peer_kernels, mine_kernels = kernels_of(peer_csv), kernels_of(mine_csv)
+    peer, mine = [name for name, _ in peer_kernels], [name for name, _ in mine_kernels]
     first = next((i for i, (a, b) in enumerate(zip(mine, peer)) if a != b), None)
     same = first is None and len(mine) == len(peer)
+    # The GPU time the kernels themselves take (no launch gaps): the sum of their durations.
+    mine_ns, peer_ns = sum(t for _, t in mine_kernels), sum(t for _, t in peer_kernels)
+    ratio = mine_ns / peer_ns if peer_ns else None
     print(f"kernels {cell} (2 new tokens, 2 sequences): iteragpu {len(mine)}, transformers {len(peer)}: "
           + ("the same names in the same order" if same else
              f"first difference at {first}: iteragpu {mine[first] if first is not None and first < len(mine) else '-'}"
-             f" / transformers {peer[first] if first is not None and first < len(peer) else '-'}"), flush=True)
-    return dict(cell=cell, same=same, iteragpu=len(mine), transformers=len(peer), first_difference=first)
+             f" / transformers {peer[first] if first is not None and first < len(peer) else '-'}")
+          + (f"; summed kernel time {mine_ns / 1e6:.3f} ms vs {peer_ns / 1e6:.3f} ms ({ratio:.3f}x)" if ratio else ""),
+          flush=True)
+    return dict(cell=cell, same=same, iteragpu=len(mine), transformers=len(peer), first_difference=first,
+                kernel_ns=mine_ns, peer_kernel_ns=peer_ns, kernel_time_ratio=ratio)
 
 
 def main():
@@ -359,7 +373,9 @@ def main():
     kernels_same = True
     if args.kernels:
         kernels = compare_kernels(args, args.kernels)
-        kernels_same = kernels["same"]
+        # The same kernels take the same GPU time: their summed durations within ±3 %.
+        ratio = kernels["kernel_time_ratio"]
+        kernels_same = kernels["same"] and ratio is not None and abs(ratio - 1) <= 0.03
         results.append(dict(kernels=kernels))
     if args.summary:
         json.dump(results, open(args.summary, "w"), indent=1)
