@@ -30,8 +30,7 @@ CachingAllocatorModel::BlockId CachingAllocatorModel::allocate(std::uint64_t req
   } else {
     // cudaMalloc of a new segment; it counts as reserved at once.
     const std::uint64_t segment_bytes = segment_size(size);
-    address = next_segment_address_;
-    next_segment_address_ += segment_bytes;
+    address = new_segment_address(segment_bytes);
     blocks_[address] = Block{address, segment_bytes, segments_++, small_pool, false};
     add_reserved(segment_bytes);
   }
@@ -47,6 +46,23 @@ CachingAllocatorModel::BlockId CachingAllocatorModel::allocate(std::uint64_t req
   }
   block.allocated = true;
   add_allocated(block.size);  // the whole block, split or not, as PyTorch counts it
+  return address;
+}
+
+std::uint64_t CachingAllocatorModel::new_segment_address(std::uint64_t segment_bytes) {
+  if (recorded_segment_addresses_.empty()) {
+    const std::uint64_t address = next_segment_address_;
+    next_segment_address_ += segment_bytes;
+    return address;
+  }
+  if (segments_ >= recorded_segment_addresses_.size())
+    throw std::logic_error("caching allocator model: more segments than the recorded run made");
+  const std::uint64_t address = recorded_segment_addresses_[segments_];
+  auto after = blocks_.lower_bound(address);
+  const bool overlaps_next = after != blocks_.end() && after->first < address + segment_bytes;
+  const bool overlaps_previous = after != blocks_.begin() && std::prev(after)->first + std::prev(after)->second.size > address;
+  if (overlaps_next || overlaps_previous)
+    throw std::logic_error("caching allocator model: a recorded segment overlaps another (a different segment size)");
   return address;
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "iteragpu/backend.hpp"
 
@@ -24,6 +25,16 @@ class CachingAllocatorModel {
   static constexpr std::uint64_t kRoundLarge = 2 << 20;        // larger ones round up to 2 MiB
 
   using BlockId = std::uint64_t;
+
+  // New segments are laid out one after another. Which of two equal free blocks the best fit
+  // takes depends on where cudaMalloc put their segments, which a prediction cannot know: in
+  // the H200's traces CUDA put most new segments below the previous ones. Laid out upward,
+  // every recorded checkpoint cell but one is exact (README, "Prediction"); downward, that one
+  // is and two others are not.
+  CachingAllocatorModel() = default;
+  // Replaying a recorded run: the i-th new segment at the i-th address cudaMalloc returned.
+  explicit CachingAllocatorModel(std::vector<std::uint64_t> recorded_segment_addresses)
+      : recorded_segment_addresses_(std::move(recorded_segment_addresses)) {}
 
   // The size a request is rounded to: at least 512 bytes, a multiple of 512.
   static std::uint64_t rounded_size(std::uint64_t requested_bytes);
@@ -52,6 +63,7 @@ class CachingAllocatorModel {
   };
   using FreeKey = std::pair<std::uint64_t, std::uint64_t>;  // (size, address): best fit
 
+  std::uint64_t new_segment_address(std::uint64_t segment_bytes);
   void add_allocated(std::uint64_t bytes);
   void add_reserved(std::uint64_t bytes);
   std::set<FreeKey>& free_blocks(bool small_pool) { return small_pool ? small_free_ : large_free_; }
@@ -59,6 +71,7 @@ class CachingAllocatorModel {
   std::map<std::uint64_t, Block> blocks_;  // by address: neighbours are adjacent entries
   std::set<FreeKey> small_free_, large_free_;
   std::uint64_t next_segment_address_ = 0;
+  std::vector<std::uint64_t> recorded_segment_addresses_;
   std::uint64_t segments_ = 0;
   AllocatorCounters counters_;
 };
