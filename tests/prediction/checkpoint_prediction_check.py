@@ -6,8 +6,9 @@
 The predictor reads only config.json and the safetensors headers, so each checkpoint is
 written here with the recorded shape as headers over sparse data (no tensor data is
 read). Two kinds of record:
-  * a whole measurement file (llama-8b-bfloat16-h200.json): every counter of every row of
-    the prediction must equal the measurement's;
+  * whole measurement files (SHAPE-DTYPE[-BxC]-h200.json, written by `measure --model` in the
+    checkpoint conformance step, whose counters equalled transformers'): every counter of every
+    row of the prediction must equal the measurement's;
   * h200-peak-reserved.json: the peak reserved of each cell of the H200 checkpoint
     conformance run (README, Validation), each equal to the prediction's, or equal to the
     difference the file records for a known exception (so a change either way is caught).
@@ -95,6 +96,35 @@ def counters(row):
     return [row[a] if b is None else row[a][b] for a, b in COUNTERS]
 
 
+def compare_measurement(options, work, name, failures):
+    """Every counter of every row of one recorded `measure --model` file against the prediction
+    for the same checkpoint shape (named by the file) and options. Returns the counters compared."""
+    measured = json.load(open(os.path.join(options.data, name)))
+    shape = max((s for s in SHAPES if name.startswith(s + "-")), key=len)
+    c = measured["configuration"]
+    cell = dict(batch=c["batch"], context=c["context"], new_tokens=c["new_tokens"], warmup=c["warmup"],
+                repeats=c["repeats"], dtype=c["dtype"])
+    label = "%s %s %d x %d" % (shape, c["dtype"], c["batch"], c["context"])
+    folder = os.path.join(work, "%s-%s" % (shape, c["dtype"]))
+    if not os.path.exists(folder):
+        write_checkpoint(folder, shape, c["dtype"])
+    predicted = predict(options.cli, folder, cell)
+    if len(predicted["phases"]) != len(measured["phases"]):
+        failures.append("%s: %d predicted rows, %d measured" % (label, len(predicted["phases"]), len(measured["phases"])))
+    checked = 0
+    for index, (p, m) in enumerate(zip(predicted["phases"], measured["phases"])):
+        row = "%s %s %s" % (m.get("sequence", ""), m["phase"], m.get("step", ""))
+        if (p["phase"], p.get("sequence"), p.get("step")) != (m["phase"], m.get("sequence"), m.get("step")):
+            failures.append("%s row %d: predicted %s, measured %s" % (label, index, p["phase"], row))
+        for (a, b), pv, mv in zip(COUNTERS, counters(p), counters(m)):
+            checked += 1
+            if pv != mv:
+                failures.append("%s row %d (%s) %s%s: predicted %d, measured %d (%+d)"
+                                % (label, index, row, a, "." + b if b else "", pv, mv, pv - mv))
+    print("%-46s %d rows, %d counters compared with the H200 measurement" % (label, len(measured["phases"]), checked))
+    return checked
+
+
 def main():
     arguments = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     arguments.add_argument("--cli", required=True)
@@ -103,27 +133,10 @@ def main():
     failures, checked = [], 0
     work = tempfile.mkdtemp(prefix="iteragpu-prediction.")
     try:
-        # Every counter of a whole measurement file.
-        measured = json.load(open(os.path.join(options.data, "llama-8b-bfloat16-h200.json")))
-        c = measured["configuration"]
-        cell = dict(batch=c["batch"], context=c["context"], new_tokens=c["new_tokens"], warmup=c["warmup"],
-                    repeats=c["repeats"], dtype=c["dtype"])
-        folder = os.path.join(work, "llama-8b-bfloat16")
-        write_checkpoint(folder, "llama-8b", c["dtype"])
-        predicted = predict(options.cli, folder, cell)
-        if len(predicted["phases"]) != len(measured["phases"]):
-            failures.append("llama-8b: %d predicted rows, %d measured" % (len(predicted["phases"]), len(measured["phases"])))
-        for index, (p, m) in enumerate(zip(predicted["phases"], measured["phases"])):
-            name = "%s %s %s" % (m.get("sequence", ""), m["phase"], m.get("step", ""))
-            if (p["phase"], p.get("sequence"), p.get("step")) != (m["phase"], m.get("sequence"), m.get("step")):
-                failures.append("llama-8b row %d: predicted %s, measured %s" % (index, p["phase"], name))
-            for (a, b), pv, mv in zip(COUNTERS, counters(p), counters(m)):
-                checked += 1
-                if pv != mv:
-                    failures.append("llama-8b row %d (%s) %s%s: predicted %d, measured %d (%+d)"
-                                    % (index, name, a, "." + b if b else "", pv, mv, pv - mv))
-        print("llama-8b bfloat16 4 x 4096: %d rows, %d counters compared with the H200 measurement"
-              % (len(measured["phases"]), checked))
+        # Every counter of every row of each whole measurement file.
+        for name in sorted(os.listdir(options.data)):
+            if name.endswith("-h200.json") and name != "h200-peak-reserved.json":
+                checked += compare_measurement(options, work, name, failures)
         # The peak reserved of every recorded cell.
         record = json.load(open(os.path.join(options.data, "h200-peak-reserved.json")))
         for cell in record["cells"]:
@@ -144,7 +157,7 @@ def main():
         subprocess.run(["rm", "-rf", work])
     for failure in failures[:40]:
         print(failure)
-    print("checkpoint_prediction_check: %d differences" % len(failures))
+    print("checkpoint_prediction_check: %d counters of whole measurements compared, %d differences" % (checked, len(failures)))
     return 1 if failures else 0
 
 
