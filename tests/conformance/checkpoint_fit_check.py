@@ -96,9 +96,8 @@ def main():
     else:
         # In a child process: a CUDA context left in this one (about 600 MiB) would be memory
         # the measurements cannot have, and the card's footprint would count it.
-        subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-                        "from decoder_conformance import write_checkpoint; write_checkpoint(*sys.argv[2:])",
-                        HERE, args.shape, args.dtype, folder], check=True)
+        subprocess.run([sys.executable, os.path.join(HERE, "decoder_conformance.py"), "--write", args.shape,
+                        args.dtype, folder], check=True)
     print("checkpoint %s (%s, %s) ready in %.1f s" % (folder, args.shape, args.dtype, time.monotonic() - started))
     # The budget is for a card this run has to itself: another process's memory (a CUDA
     # context left by a checkpoint writer) would make the boundary run out of memory.

@@ -58,11 +58,13 @@ std::uint64_t CachingAllocatorModel::new_segment_address(std::uint64_t segment_b
   if (segments_ >= recorded_segment_addresses_.size())
     throw std::logic_error("caching allocator model: more segments than the recorded run made");
   const std::uint64_t address = recorded_segment_addresses_[segments_];
-  auto after = blocks_.lower_bound(address);
+  const auto after = blocks_.lower_bound(address);
   const bool overlaps_next = after != blocks_.end() && after->first < address + segment_bytes;
-  const bool overlaps_previous = after != blocks_.begin() && std::prev(after)->first + std::prev(after)->second.size > address;
+  const bool overlaps_previous =
+      after != blocks_.begin() && std::prev(after)->first + std::prev(after)->second.size > address;
   if (overlaps_next || overlaps_previous)
-    throw std::logic_error("caching allocator model: a recorded segment overlaps another (a different segment size)");
+    throw std::logic_error(
+        "caching allocator model: a recorded segment overlaps another (a different segment size)");
   return address;
 }
 
