@@ -147,7 +147,6 @@ class DecoderModule final : public TorchWorkload {
   void forward() override {
     c10::InferenceMode inference;
     const bool prefill = !next_token_.defined();
-    (void)prefill;
     Tensor logits = causal_lm_forward(prefill ? input_ids_ : next_token_);
     Tensor next = logits.select(1, -1).argmax(-1, /*keepdim=*/true);
     next_token_ = next;  // the previous step's token is freed here, after the new one exists

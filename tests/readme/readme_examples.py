@@ -32,7 +32,10 @@ How output is compared (the normaliser, all of it):
     and dates and times of day are not compared, and runs of spaces compare as one (column
     widths follow the times); integers (bytes, counts) are compared;
   * pycon blocks compare as doctest does with ELLIPSIS and NORMALIZE_WHITESPACE.
-Also: a Markdown table row cut from its table by a blank line is a failure.
+Also: a Markdown table row cut from its table by a blank line is a failure, and so is a
+file or folder of the source tree named in backquotes (`libiteragpu/...`, `cli/...`,
+`tests/...`: a reading path, a script) that does not exist; a name in capitals (NAME)
+is a placeholder.
 Exit status 0 when every block that ran matched; 1 otherwise, each difference shown.
 """
 
@@ -105,6 +108,23 @@ def broken_tables(path):
                 not (number < len(lines) and lines[number].startswith("| ---")):
             found.append("README line %d: a table row outside any table (a blank line above it?): %s"
                          % (number, line[:80]))
+    return found
+
+
+SOURCE_PATH = re.compile(r"`((?:libiteragpu|cli|python|tests|scripts|examples|data|docs)/[A-Za-z0-9_./+-]*)`")
+
+
+def missing_source_paths(path, source):
+    """Source-tree paths the README names in backquotes that do not exist (a file moved)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    found = []
+    for match in SOURCE_PATH.finditer(text):
+        name = match.group(1)
+        if re.search(r"[A-Z]{3,}", name) or os.path.exists(os.path.join(source, name.rstrip("/"))):
+            continue
+        found.append("README line %d names `%s`, which is not in the source tree"
+                     % (text.count("\n", 0, match.start()) + 1, name))
     return found
 
 
@@ -256,6 +276,7 @@ def main():
         arguments.error("--bin is required to run the examples")
     source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     failures, ran, left, no_kit = broken_tables(options.readme), 0, 0, 0
+    failures += missing_source_paths(options.readme, source)
     work = tempfile.mkdtemp(prefix="iteragpu-readme.")
     try:
         make_inputs(work, source, os.path.abspath(options.bin))

@@ -19,7 +19,7 @@
 #include "mechanics/csv_reader.hpp"
 #include "mechanics/json_output.hpp"
 #include "mechanics/quantity_parser.hpp"
-#include "mechanics/shipped_data.hpp"
+#include "mechanics/installation.hpp"
 #include "mechanics/wording.hpp"
 #include "workload/configuration_json.hpp"
 #include "workload/workload.hpp"

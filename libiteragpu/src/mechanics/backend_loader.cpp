@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "mechanics/backend_loader.hpp"
-#include "mechanics/own_location.hpp"
+#include "mechanics/installation.hpp"
 #include "iteragpu/backend.hpp"
 #include "iteragpu/error.hpp"
 

@@ -12,7 +12,7 @@
 #include "mechanics/input_file.hpp"
 #include "iteragpu/error.hpp"
 #include "mechanics/quantity_parser.hpp"
-#include "mechanics/shipped_data.hpp"
+#include "mechanics/installation.hpp"
 
 namespace iteragpu {
 namespace {

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "mechanics/csv_reader.hpp"
-#include "mechanics/shipped_data.hpp"
+#include "mechanics/installation.hpp"
 #include "mechanics/exact_arithmetic.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/package_calculator.hpp"

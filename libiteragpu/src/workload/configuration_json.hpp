@@ -1,7 +1,7 @@
 #pragma once
 // The configuration section of every document that describes a measurement (a measurement
 // file, a multi-device summary, a prediction, a sweep) and of a worker's request: one list
-// of members, written and read here only.
+// of members, written and read in measure_configuration.cpp only.
 
 #include "iteragpu/measure_configuration.hpp"
 #include "mechanics/json_input.hpp"

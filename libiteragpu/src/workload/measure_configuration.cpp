@@ -1,7 +1,8 @@
 // A measurement request parsed once, at the edge: whole numbers in range, then checked by
 // the workload (synthetic_model.cpp: the bounds that keep every size computation far from
 // overflow); anything within them that does not fit on the GPU is the device's
-// out-of-memory answer.
+// out-of-memory answer. And the configuration's one JSON form (configuration_json.hpp),
+// written and read back here only.
 
 #include "iteragpu/measure_configuration.hpp"
 
@@ -11,6 +12,7 @@
 #include "iteragpu/error.hpp"
 #include "iteragpu/synthetic_model.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "workload/configuration_json.hpp"
 #include "workload/decoder_workload.hpp"
 
 namespace iteragpu {
@@ -43,6 +45,28 @@ MeasureConfiguration MeasureConfiguration::checked() const {
   if (configuration.dtype.empty()) configuration.dtype = "float32";
   if (hidden == 0) configuration.hidden_is_default = true;
   configuration.hidden = SyntheticModel::from(configuration).hidden;  // checks the rest
+  return configuration;
+}
+
+void write_measure_configuration(JsonWriter& json, const char* device_key,
+                                 const MeasureConfiguration& configuration) {
+  json.key("configuration").begin_object().key(device_key);
+  json.text_or_null(configuration.device);
+  for_each_configuration_member(configuration, [&json](const char* name, const auto& member) {
+    json.key(name).value(member);
+  });
+  if (!configuration.model.empty())  // the decoder workload's members; none for the synthetic MLP
+    json.key("model").value(configuration.model).key("new_tokens").value(configuration.new_tokens);
+  json.end_object();
+}
+
+MeasureConfiguration read_measure_configuration(const JsonObjectReader& json) {
+  MeasureConfiguration configuration;
+  json.read("device", configuration.device);
+  for_each_configuration_member(configuration, [&json](const char* name, auto& member) {
+    json.read(name, member);
+  });
+  if (json.has("model")) json.read("model", configuration.model).read("new_tokens", configuration.new_tokens);
   return configuration;
 }
 

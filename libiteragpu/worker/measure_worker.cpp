@@ -1,7 +1,8 @@
-// A measurement worker: one process, one measurement, so that its allocator counters are its
-// own on its own GPU (SPEC §3) and a Jupyter kernel's earlier work never pollutes them.
-
-#include "runner/measure_worker.hpp"
+// iteragpu-measure-worker: one process, one measurement, so that its allocator counters are
+// its own on its own GPU (SPEC §3) and a Jupyter kernel's earlier work never pollutes them.
+// Started by the measurement runner (src/runner/measurement_runner.cpp), never by hand: it
+// reads the request on stdin, measures, and reports on its original stdout through
+// src/runner/worker_protocol.hpp; its exit code is that of the error class, 0 on success.
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -54,8 +55,6 @@ bool runner_says_continue() {
   return count == 1 && answer == worker_protocol::kContinue;
 }
 
-}  // namespace
-
 int run_measure_worker() {
   // The channel is the original stdout; fd 1 then goes to stderr, so nothing LibTorch or a
   // driver prints can corrupt a record.
@@ -103,4 +102,7 @@ int run_measure_worker() {
   }
 }
 
+}  // namespace
 }  // namespace iteragpu
+
+int main() { return iteragpu::run_measure_worker(); }
