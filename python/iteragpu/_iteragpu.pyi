@@ -467,6 +467,7 @@ class Measurement(_Report):
     timing: TimingSummary
     prediction: Optional[MemoryPrediction]
     exact_predicted_counters: int
+    heading: str
     def predicted_row(self, index: int) -> Optional[PhasePrediction]: ...
     def plot(self) -> Any: ...  # matplotlib.figure.Figure
     def _repr_html_(self) -> str: ...

@@ -131,6 +131,9 @@ void register_measurement(py::module_& m) {
           py::arg("index"), "The prediction for phases[index], or None.")
       .def_property_readonly("exact_predicted_counters", &Measurement::exact_predicted_counters,
                              "How many of the six counters of every row equal their prediction.")
+      .def_property_readonly("heading", &Measurement::heading,
+                             "What was measured, as a prediction's heading says it: the model, "
+                             "dtype and input.")
       .def(
           "plot", [](py::object self) { return call_display("plot_measurement", self); },
           R"pbdoc(

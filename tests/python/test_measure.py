@@ -226,6 +226,9 @@ def test_measurement_html_and_repr(fake_backend):
     assert f"{cold.end.peak_allocated_bytes:,}" in page
     assert "never add them" in page
     assert repr(measurement) == "Measurement(device='cuda:0', phases=6)"
+    # The heading is the workload's own, as a prediction's is: one text, from the core.
+    assert measurement.heading == iteragpu.predict(compute_capability="9.0", **SMALL).heading
+    assert measurement.heading.startswith("Linear(") and measurement.heading in page
 
 
 def test_plot_has_memory_and_time_panels(fake_backend, tmp_path):
@@ -388,6 +391,9 @@ def test_checkpoint_measured_through_the_test_double(tmp_path, fake_backend):
     assert ([(r.phase, r.sequence, r.step) for r in measurement.prediction.phases]
             == [(r.phase, r.sequence, r.step) for r in measurement.phases])
     assert measurement.to_dict() == json.loads(output.read_text())
+    # The workload's heading, as predict gives it; a file read back gives it from its record.
+    assert measurement.heading == iteragpu.predict(model=model, new_tokens=2, compute_capability="9.0").heading
+    assert iteragpu.Measurement.read(output).heading == measurement.heading
     html = measurement._repr_html_()
     assert "LlamaForCausalLM (2 layers" in html and "warm #2 decode 2" in html
 

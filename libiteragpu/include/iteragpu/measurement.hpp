@@ -67,6 +67,10 @@ struct Measurement {
   // How many of the six counters of every row (allocated and reserved at baseline and end,
   // both peaks) equal their prediction.
   int exact_predicted_counters() const;
+  // What was measured, as the workload says it (the heading of a prediction): "Linear(64→256)
+  // → GELU → Linear(256→64), float32, input [1, 16, 64]", or the checkpoint's architecture,
+  // dtype, token ids and new tokens.
+  std::string heading() const;
 
   std::string to_json() const;  // schema "iteragpu.measurement"
   std::string to_text() const;

@@ -436,6 +436,8 @@ int Measurement::exact_predicted_counters() const {
   return exact;
 }
 
+std::string Measurement::heading() const { return workload_of(*this)->heading(); }
+
 namespace {
 
 // The prediction beside the measured rows: how many counters it got exactly, and each one it

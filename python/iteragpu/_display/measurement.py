@@ -20,11 +20,9 @@ def measurement_html(measurement):
         summary = _checkpoint_summary(measurement, gpu_name)
     else:
         summary = (
-            f"<p>{escape(config.device)}{gpu_name}: Linear({model.width}&rarr;{model.hidden}) &rarr; GELU "
-            f"&rarr; Linear({model.hidden}&rarr;{model.width}), input [{model.batch}, {model.context}, "
-            f"{model.width}] {escape(model.dtype)}; {model.parameter_count:,} parameters "
-            f"({bytes_text(model.parameter_bytes)}); warmup {config.warmup}, "
-            f"repeats {config.repeats}.</p>"
+            f"<p>{escape(config.device)}{gpu_name}: {escape(measurement.heading)}; "
+            f"{model.parameter_count:,} parameters ({bytes_text(model.parameter_bytes)}); "
+            f"warmup {config.warmup}, repeats {config.repeats}.</p>"
         )
     rows = [
         [
