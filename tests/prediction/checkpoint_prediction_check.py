@@ -6,7 +6,8 @@
 The predictor reads only config.json and the safetensors headers, so each checkpoint is
 written here with the recorded shape as headers over sparse data (no tensor data is
 read). Two kinds of record:
-  * whole measurement files (SHAPE-DTYPE[-BxC]-h200.json, written by `measure --model` in the
+  * whole measurement files (SHAPE-DTYPE[-BxC]-h200.json, or -h100.json for three cells
+    measured on an H100 80GB: the same compute capability 9.0, PyTorch and cuDNN; written by `measure --model` in the
     checkpoint conformance step, whose counters equalled transformers'): every counter of every
     row of the prediction must equal the measurement's;
   * h200-peak-reserved.json: the peak reserved of each cell of the H200 checkpoint
@@ -135,7 +136,7 @@ def main():
     try:
         # Every counter of every row of each whole measurement file.
         for name in sorted(os.listdir(options.data)):
-            if name.endswith("-h200.json") and name != "h200-peak-reserved.json":
+            if name.endswith(("-h200.json", "-h100.json")) and name != "h200-peak-reserved.json":
                 checked += compare_measurement(options, work, name, failures)
         # The peak reserved of every recorded cell.
         record = json.load(open(os.path.join(options.data, "h200-peak-reserved.json")))
