@@ -34,8 +34,8 @@ How output is compared (the normaliser, all of it):
   * pycon blocks compare as doctest does with ELLIPSIS and NORMALIZE_WHITESPACE.
 Also: a Markdown table row cut from its table by a blank line is a failure, and so is a
 file or folder of the source tree named in backquotes (`libiteragpu/...`, `cli/...`,
-`tests/...`: a reading path, a script) that does not exist; a name in capitals (NAME)
-is a placeholder.
+`tests/...`: a reading path, a script) that does not exist; a path holding a word in
+capitals (`data/schema/NAME.schema.json`) stands for a family of files and is not checked.
 Exit status 0 when every block that ran matched; 1 otherwise, each difference shown.
 """
 
