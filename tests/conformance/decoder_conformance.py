@@ -15,7 +15,11 @@ GPU event medians within ±3 %. Prints one table; exits 1 on any difference.
 
 Usage:
   decoder_conformance.py --cli BIN --work-dir DIR [--cells SPEC ...] [--summary FILE]
-  SPEC: shape:dtype:batch:context, e.g. llama-1b:bfloat16:1:128
+  SPEC: shape:dtype:batch:context[:flash], e.g. llama-1b:bfloat16:1:128
+  A cell ending in :flash runs both processes with TORCH_CUDNN_SDPA_DEPRIORITIZED=1, PyTorch's
+  own switch that puts its flash attention ahead of cuDNN's: cuDNN's decode-step attention does
+  not repeat its bits run to run (decode_step_anatomy.py), so where PyTorch picks it, equal
+  tokens and logits can only be asked of a run that repeats itself; with flash they can.
 """
 
 import argparse
@@ -172,26 +176,39 @@ def warm_median(rows, phase):
     return statistics.median(times) if times else None
 
 
+def parse_cell(cell):
+    """shape, dtype, batch, context and the environment both processes run with."""
+    fields = cell.split(":")
+    shape, dtype, batch, context = fields[:4]
+    environment = dict(os.environ)
+    if fields[4:] == ["flash"]:
+        environment["TORCH_CUDNN_SDPA_DEPRIORITIZED"] = "1"
+    elif fields[4:]:
+        raise SystemExit(f"cell {cell}: the fifth field may only be 'flash'")
+    return shape, dtype, batch, context, environment
+
+
 def compare_cell(args, cell):
-    shape, dtype, batch, context = cell.split(":")
+    shape, dtype, batch, context, environment = parse_cell(cell)
     batch, context = int(batch), int(context)
+    label = shape + "-" + dtype + "-" + f"{batch}x{context}" + ("-flash" if cell.endswith(":flash") else "")
     folder = os.path.join(args.work_dir, f"{shape}-{dtype}")
     write_start = time.time()
     subprocess.run([sys.executable, __file__, "--write", shape, dtype, folder], check=True)
     written = time.time() - write_start
     options = dict(new_tokens=args.new_tokens, warmup=args.warmup, repeats=args.repeats, seed=args.seed)
-    peer_file = os.path.join(args.work_dir, f"peer-{shape}-{dtype}-{batch}x{context}.json")
+    peer_file = os.path.join(args.work_dir, f"peer-{label}.json")
     subprocess.run([sys.executable, __file__, "--peer", folder, dtype, str(batch), str(context),
-                    json.dumps(options), peer_file], check=True)
+                    json.dumps(options), peer_file], check=True, env=environment)
     peer = json.load(open(peer_file))
-    measured_file = os.path.join(args.work_dir, f"iteragpu-{shape}-{dtype}-{batch}x{context}.json")
+    measured_file = os.path.join(args.work_dir, f"iteragpu-{label}.json")
     if os.path.exists(measured_file):
         os.remove(measured_file)
     command = [args.cli, "measure", "--device", "cuda:0", "--model", folder, "--dtype", dtype,
                "--batch", str(batch), "--context", str(context), "--new-tokens", str(args.new_tokens),
                "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--seed", str(args.seed),
                "--output", measured_file]
-    result = subprocess.run(command, capture_output=True, text=True)
+    result = subprocess.run(command, capture_output=True, text=True, env=environment)
     if result.returncode != 0:
         return dict(cell=cell, ok=False, problems=[f"iteragpu exit {result.returncode}: {result.stderr.strip()[-400:]}"])
     mine = iteragpu_rows(measured_file)
@@ -230,7 +247,7 @@ def compare_cell(args, cell):
         # Is transformers itself repeatable here? A second peer process on the same cell.
         again_file = peer_file.replace("peer-", "peer-again-")
         subprocess.run([sys.executable, __file__, "--peer", folder, dtype, str(batch), str(context),
-                        json.dumps(options), again_file], check=True)
+                        json.dumps(options), again_file], check=True, env=environment)
         again = json.load(open(again_file))
         peer_repeatable = again["tokens"] == peer["tokens"] and again["logits_sha256"] == peer["logits_sha256"]
         where = next((i for i, (x, y) in enumerate(zip(mine["tokens"], peer["tokens"])) if x != y), None)
@@ -283,7 +300,7 @@ def kernels_of(csv_path):
 def compare_kernels(args, cell):
     """The same cell, short (2 new tokens, no warm-up, 1 repeat), under Nsight Compute: the
     kernels iteragpu launches against transformers', name by name, in order."""
-    shape, dtype, batch, context = cell.split(":")
+    shape, dtype, batch, context, environment = parse_cell(cell)
     folder = os.path.join(args.work_dir, f"{shape}-{dtype}")
     subprocess.run([sys.executable, __file__, "--write", shape, dtype, folder], check=True)
     options = dict(new_tokens=2, warmup=0, repeats=1, seed=args.seed)
@@ -294,10 +311,10 @@ def compare_kernels(args, cell):
     if os.path.exists(measured):
         os.remove(measured)
     subprocess.run(ncu + ["--log-file", peer_csv, sys.executable, __file__, "--peer", folder, dtype, batch, context,
-                          json.dumps(options), os.path.join(args.work_dir, "kernels-peer.json")], check=True)
+                          json.dumps(options), os.path.join(args.work_dir, "kernels-peer.json")], check=True, env=environment)
     subprocess.run(ncu + ["--log-file", mine_csv, args.cli, "measure", "--model", folder, "--dtype", dtype,
                           "--batch", batch, "--context", context, "--new-tokens", "2", "--warmup", "0",
-                          "--repeats", "1", "--output", measured], check=True)
+                          "--repeats", "1", "--output", measured], check=True, env=environment)
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
         for source in (peer_csv, mine_csv):
