@@ -31,6 +31,8 @@ import subprocess
 import sys
 import time
 
+from gpu_conformance import parse_ncu_csv  # the one reader of ncu's CSV (standard library only at import)
+
 SHAPES = {
     # Llama-3.2-1B: grouped-query attention, llama3 rope scaling, tied embeddings.
     "llama-1b": dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_size=2048,
@@ -283,18 +285,8 @@ def compare_cell(args, cell):
 def kernels_of(csv_path):
     """(name, GPU nanoseconds) of every kernel in launch order, from ncu --csv (one line per
     kernel and metric; gpu__time_duration.sum is each kernel's own time, replayed alone)."""
-    import csv
-    kernels, seen = [], set()
     with open(csv_path) as handle:
-        lines = [line for line in handle if line.startswith('"')]
-    for record in csv.DictReader(lines):
-        key = (record.get("Process ID"), record.get("ID"))
-        if key in seen or not record.get("Kernel Name") or record.get("Metric Name") != "gpu__time_duration.sum":
-            continue
-        seen.add(key)
-        scale = {"nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9}[record.get("Metric Unit", "nsecond")]
-        kernels.append((record["Kernel Name"], float(record["Metric Value"].replace(",", "")) * scale))
-    return kernels
+        return [(kernel["name"], kernel["duration_ns"] or 0.0) for kernel in parse_ncu_csv(handle.read())]
 
 
 def compare_kernels(args, cell):

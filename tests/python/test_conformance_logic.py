@@ -305,6 +305,31 @@ def test_parse_ncu_csv_sample():
         "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_bias_TNT", "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8"]
 
 
+def test_real_ncu_csv_of_the_decoder_kernel_cell(tmp_path):
+    """The kernel cell's two CSV files as Nsight Compute wrote them on the H200 (2026-12-05,
+    units "ns"), read by decoder_conformance.py through the one parser: 625 kernels a side,
+    the same names in order, summed kernel time within 3 % (0.998)."""
+    import gzip
+    data = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "decode-anatomy")
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    try:
+        import decoder_conformance
+    finally:
+        sys.path.remove(os.path.dirname(SCRIPT))
+    sides = {}
+    for side in ("iteragpu", "peer"):
+        path = tmp_path / f"{side}.csv"
+        with gzip.open(os.path.join(data, f"llama-2-layers-bfloat16-1x128-kernels-{side}-h200.csv.gz"), "rt") as packed:
+            path.write_text(packed.read())
+        sides[side] = decoder_conformance.kernels_of(str(path))
+    mine, peer = sides["iteragpu"], sides["peer"]
+    assert len(mine) == len(peer) == 625
+    assert [name for name, _ in mine] == [name for name, _ in peer]
+    assert all(ns > 0 for _, ns in mine + peer)  # every duration read, "ns" understood
+    ratio = sum(ns for _, ns in mine) / sum(ns for _, ns in peer)
+    assert ratio == pytest.approx(0.998, abs=0.0005)
+
+
 def test_parse_ncu_csv_one_entry_per_launch_and_nothing_from_noise():
     header = NCU_SAMPLE.splitlines()[9]
     extra_metric = ('"1","4242","python3.12","127.0.0.1","nvjet_sm90_tst_64x8_64x16_4x1_v_bz_bias_TNT","1","7",'
