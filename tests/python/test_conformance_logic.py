@@ -1,4 +1,6 @@
-"""The comparison logic of tests/conformance/gpu_conformance.py, without a GPU.
+"""The comparison logic of tests/conformance/gpu_conformance.py, without a GPU (and of the
+checkpoint scripts beside it where they decide something: the kernel cell's reading of ncu's
+CSV, decode_step_anatomy.py's first differing call).
 
 Synthetic measurement documents (the peer's and iteragpu's JSON shapes) go through the
 functions that decide the GPU conformance step of scripts/gpu-check: counters equal byte for
@@ -328,6 +330,31 @@ def test_real_ncu_csv_of_the_decoder_kernel_cell(tmp_path):
     assert all(ns > 0 for _, ns in mine + peer)  # every duration read, "ns" understood
     ratio = sum(ns for _, ns in mine) / sum(ns for _, ns in peer)
     assert ratio == pytest.approx(0.998, abs=0.0005)
+
+
+def test_decode_anatomy_first_difference_names_the_call_whose_input_was_still_equal():
+    """decode_step_anatomy.py's verdict on two fingerprinted runs: the first step and module
+    call whose output differs, and whether its input was still equal (then that module is what
+    does not repeat its bits); None for runs that agree; a different module order says so."""
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    try:
+        import decode_step_anatomy
+    finally:
+        sys.path.remove(os.path.dirname(SCRIPT))
+    prefill = [["model.layers.0.self_attn.q_proj", [1, 2], [3, 4]], ["model.layers.0.self_attn.o_proj", [5, 6], [7, 8]]]
+    decode_a = [["model.layers.0.self_attn.q_proj", [9, 9], [10, 10]], ["model.layers.0.self_attn.o_proj", [11, 11], [12, 12]]]
+    decode_b = copy.deepcopy(decode_a)
+    decode_b[1][1] = [11, 99]  # the attention's output (o_proj's input) differs
+    decode_b[1][2] = [12, 99]
+    a, b = dict(calls=[prefill, decode_a]), dict(calls=[copy.deepcopy(prefill), decode_b])
+    assert decode_step_anatomy.first_difference(a, a) is None
+    assert decode_step_anatomy.first_difference(a, b) == dict(step=1, call=1, module="model.layers.0.self_attn.o_proj",
+                                                              input_equal=False)
+    decode_c = copy.deepcopy(decode_a)
+    decode_c[0][2] = [10, 11]  # q_proj's output differs from an equal input
+    assert decode_step_anatomy.first_difference(a, dict(calls=[prefill, decode_c]))["input_equal"] is True
+    swapped = dict(calls=[prefill, list(reversed(decode_a))])
+    assert decode_step_anatomy.first_difference(a, swapped)["note"] == "different module order"
 
 
 def test_parse_ncu_csv_one_entry_per_launch_and_nothing_from_noise():
