@@ -283,10 +283,10 @@ def compare_cell(args, cell):
 
 
 def kernels_of(csv_path):
-    """(name, GPU nanoseconds) of every kernel in launch order, from ncu --csv (one line per
-    kernel and metric; gpu__time_duration.sum is each kernel's own time, replayed alone)."""
+    """(name, GPU nanoseconds or None) of every kernel in launch order, from ncu --csv (one
+    line per kernel and metric; gpu__time_duration.sum is each kernel's own time, replayed alone)."""
     with open(csv_path) as handle:
-        return [(kernel["name"], kernel["duration_ns"] or 0.0) for kernel in parse_ncu_csv(handle.read())]
+        return [(kernel["name"], kernel["duration_ns"]) for kernel in parse_ncu_csv(handle.read())]
 
 
 def compare_kernels(args, cell):
@@ -317,13 +317,17 @@ def compare_kernels(args, cell):
     first = next((i for i, (a, b) in enumerate(zip(mine, peer)) if a != b), None)
     same = first is None and len(mine) == len(peer)
     # The GPU time the kernels themselves take (no launch gaps): the sum of their durations.
-    mine_ns, peer_ns = sum(t for _, t in mine_kernels), sum(t for _, t in peer_kernels)
-    ratio = mine_ns / peer_ns if peer_ns else None
+    # A kernel without its duration (the metric missing from ncu's output) leaves no ratio.
+    timed = all(t is not None for _, t in mine_kernels + peer_kernels)
+    mine_ns = sum(t for _, t in mine_kernels) if timed else None
+    peer_ns = sum(t for _, t in peer_kernels) if timed else None
+    ratio = mine_ns / peer_ns if timed and peer_ns else None
     print(f"kernels {cell} (2 new tokens, 2 sequences): iteragpu {len(mine)}, transformers {len(peer)}: "
           + ("the same names in the same order" if same else
              f"first difference at {first}: iteragpu {mine[first] if first is not None and first < len(mine) else '-'}"
              f" / transformers {peer[first] if first is not None and first < len(peer) else '-'}")
-          + (f"; summed kernel time {mine_ns / 1e6:.3f} ms vs {peer_ns / 1e6:.3f} ms ({ratio:.3f}x)" if ratio else ""),
+          + (f"; summed kernel time {mine_ns / 1e6:.3f} ms vs {peer_ns / 1e6:.3f} ms ({ratio:.3f}x)" if ratio else
+             "; no summed kernel time (a kernel without its gpu__time_duration.sum): FAIL"),
           flush=True)
     return dict(cell=cell, same=same, iteragpu=len(mine), transformers=len(peer), first_difference=first,
                 kernel_ns=mine_ns, peer_kernel_ns=peer_ns, kernel_time_ratio=ratio)
