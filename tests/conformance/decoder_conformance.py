@@ -14,7 +14,7 @@ logits (batch row 0, cold sequence's last step) bit-identical, and the warm pref
 GPU event medians within ±3 %. Prints one table; exits 1 on any difference.
 
 Usage:
-  decoder_conformance.py --cli BIN --work-dir DIR [--cells SPEC ...] [--summary FILE]
+  decoder_conformance.py --cli BIN --work-dir DIR [--cells SPEC ...] [--rounds N] [--summary FILE]
   SPEC: shape:dtype:batch:context[:flash], e.g. llama-1b:bfloat16:1:128
   A cell ending in :flash runs both processes with TORCH_CUDNN_SDPA_DEPRIORITIZED=1, PyTorch's
   own switch that puts its flash attention ahead of cuDNN's: cuDNN's decode-step attention does
@@ -173,8 +173,8 @@ def iteragpu_rows(path):
                 attention=run["attention_backend"], document=document)
 
 
-def warm_median(rows, phase):
-    times = [r["gpu_event_seconds"] for r in rows if r["sequence"] == "warm" and r["phase"] == phase]
+def warm_median(rows, phase, clock="gpu_event_seconds"):
+    times = [r[clock] for r in rows if r["sequence"] == "warm" and r["phase"] == phase]
     return statistics.median(times) if times else None
 
 
@@ -190,6 +190,24 @@ def parse_cell(cell):
     return shape, dtype, batch, context, environment
 
 
+def round_ratios(pairs):
+    """iteragpu / transformers for each timing round (a pair of row lists: iteragpu's, the
+    peer's): warm prefill and decode GPU event medians and warm decode host median. Returns the
+    median over the rounds of each ratio, and each ratio's (lowest, highest) round."""
+    per_round = {"prefill": [], "decode": [], "decode_host": []}
+    for mine, peer in pairs:
+        for phase in ("prefill", "decode"):
+            a, b = warm_median(mine, phase), warm_median(peer, phase)
+            if a and b:
+                per_round[phase].append(a / b)
+        a, b = warm_median(mine, "decode", "host_seconds"), warm_median(peer, "decode", "host_seconds")
+        if a and b:
+            per_round["decode_host"].append(a / b)
+    ratios = {key: statistics.median(values) for key, values in per_round.items() if values}
+    spreads = {key: (min(values), max(values)) for key, values in per_round.items() if values}
+    return ratios, spreads
+
+
 def compare_cell(args, cell):
     shape, dtype, batch, context, environment = parse_cell(cell)
     batch, context = int(batch), int(context)
@@ -199,21 +217,31 @@ def compare_cell(args, cell):
     subprocess.run([sys.executable, __file__, "--write", shape, dtype, folder], check=True)
     written = time.time() - write_start
     options = dict(new_tokens=args.new_tokens, warmup=args.warmup, repeats=args.repeats, seed=args.seed)
+
+    def run_peer(path):
+        subprocess.run([sys.executable, __file__, "--peer", folder, dtype, str(batch), str(context),
+                        json.dumps(options), path], check=True, env=environment)
+        return json.load(open(path))
+
+    def run_iteragpu(path):
+        if os.path.exists(path):
+            os.remove(path)
+        command = [args.cli, "measure", "--device", "cuda:0", "--model", folder, "--dtype", dtype,
+                   "--batch", str(batch), "--context", str(context), "--new-tokens", str(args.new_tokens),
+                   "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--seed", str(args.seed),
+                   "--output", path]
+        result = subprocess.run(command, capture_output=True, text=True, env=environment)
+        if result.returncode != 0:
+            raise RuntimeError(f"iteragpu exit {result.returncode}: {result.stderr.strip()[-400:]}")
+        return iteragpu_rows(path)
+
     peer_file = os.path.join(args.work_dir, f"peer-{label}.json")
-    subprocess.run([sys.executable, __file__, "--peer", folder, dtype, str(batch), str(context),
-                    json.dumps(options), peer_file], check=True, env=environment)
-    peer = json.load(open(peer_file))
+    peer = run_peer(peer_file)
     measured_file = os.path.join(args.work_dir, f"iteragpu-{label}.json")
-    if os.path.exists(measured_file):
-        os.remove(measured_file)
-    command = [args.cli, "measure", "--device", "cuda:0", "--model", folder, "--dtype", dtype,
-               "--batch", str(batch), "--context", str(context), "--new-tokens", str(args.new_tokens),
-               "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--seed", str(args.seed),
-               "--output", measured_file]
-    result = subprocess.run(command, capture_output=True, text=True, env=environment)
-    if result.returncode != 0:
-        return dict(cell=cell, ok=False, problems=[f"iteragpu exit {result.returncode}: {result.stderr.strip()[-400:]}"])
-    mine = iteragpu_rows(measured_file)
+    try:
+        mine = run_iteragpu(measured_file)
+    except RuntimeError as error:
+        return dict(cell=cell, ok=False, problems=[str(error)])
     problems = []
     if len(mine["rows"]) != len(peer["rows"]):
         problems.append(f"{len(mine['rows'])} rows, peer {len(peer['rows'])}")
@@ -247,26 +275,33 @@ def compare_cell(args, cell):
     peer_repeatable = None
     if not same_output:
         # Is transformers itself repeatable here? A second peer process on the same cell.
-        again_file = peer_file.replace("peer-", "peer-again-")
-        subprocess.run([sys.executable, __file__, "--peer", folder, dtype, str(batch), str(context),
-                        json.dumps(options), again_file], check=True, env=environment)
-        again = json.load(open(again_file))
+        again = run_peer(peer_file.replace("peer-", "peer-again-"))
         peer_repeatable = again["tokens"] == peer["tokens"] and again["logits_sha256"] == peer["logits_sha256"]
         where = next((i for i, (x, y) in enumerate(zip(mine["tokens"], peer["tokens"])) if x != y), None)
         problems.append(f"tokens {'equal' if where is None else f'differ from step {where}'}, last logits differ; "
                         f"transformers run twice {'gives the same output' if peer_repeatable else 'differs from itself too'}")
-    ratios = {}
+    # Timing rounds: the first pair, then (--rounds) more pairs alternating transformers and
+    # iteragpu, so a change in the machine's speed between two processes shows as spread
+    # instead of a ratio; the ratios are the medians over the rounds.
+    pairs = [(mine["rows"], peer["rows"])]
+    for round_number in range(2, args.rounds + 1):
+        peer_round = run_peer(os.path.join(args.work_dir, f"peer-{label}-round{round_number}.json"))
+        try:
+            mine_round = run_iteragpu(os.path.join(args.work_dir, f"iteragpu-{label}-round{round_number}.json"))
+        except RuntimeError as error:
+            problems.append(f"round {round_number}: {error}")
+            break
+        pairs.append((mine_round["rows"], peer_round["rows"]))
+    ratios, spreads = round_ratios(pairs)
     for phase in ("prefill", "decode"):
-        a, b = warm_median(mine["rows"], phase), warm_median(peer["rows"], phase)
-        if a and b:
-            ratios[phase] = a / b
-            # The same kernels take the same GPU time; where transformers' time is longer, its
-            # GPU waited for Python to launch them (event time includes those gaps): that cell
-            # is labelled launch-bound, not failed. Slower than the peer fails.
-            if a / b > 1.03:
-                problems.append(f"warm {phase} GPU time {a * 1e3:.3f} ms vs transformers {b * 1e3:.3f} ms ({a / b:.3f}x)")
-    host_decode = [r["host_seconds"] for r in mine["rows"] if r["sequence"] == "warm" and r["phase"] == "decode"]
-    peer_host_decode = [r["host_seconds"] for r in peer["rows"] if r["sequence"] == "warm" and r["phase"] == "decode"]
+        # The same kernels take the same GPU time; where transformers' time is longer, its GPU
+        # waited for Python to launch them (event time includes those gaps): that cell is
+        # labelled launch-bound, not failed. Slower than the peer fails.
+        if phase in ratios and ratios[phase] > 1.03:
+            a, b = warm_median(mine["rows"], phase), warm_median(peer["rows"], phase)
+            problems.append(f"warm {phase} GPU time {ratios[phase]:.3f}x transformers' (median of {len(pairs)} "
+                            f"round(s), {spreads[phase][0]:.3f}-{spreads[phase][1]:.3f}; first round "
+                            f"{a * 1e3:.3f} ms vs {b * 1e3:.3f} ms)")
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
         for source in (measured_file, peer_file):
@@ -276,7 +311,7 @@ def compare_cell(args, cell):
     return dict(cell=cell, ok=not problems, same_output=same_output, peer_repeatable=peer_repeatable, problems=problems, equal_counters=equal_counters,
                 counters=total_counters, predicted_equal=predicted_equal, predicted_counters=predicted_total,
                 prediction_differences=prediction_differences, ratios=ratios, attention=mine["attention"],
-                decode_host_ratio=statistics.median(host_decode) / statistics.median(peer_host_decode),
+                decode_host_ratio=ratios["decode_host"], rounds=len(pairs), spreads=spreads,
                 load_seconds=weights["host_seconds"], peer_load_seconds=peer["rows"][0]["host_seconds"],
                 peak_reserved=max(r["peak_reserved"] for r in mine["rows"]),
                 device_used=mine["document"]["decoder_run"]["device_used_bytes"], write_seconds=written)
@@ -353,6 +388,8 @@ def main():
     parser.add_argument("--summary")
     parser.add_argument("--keep", help="copy both measurement files of every cell here")
     parser.add_argument("--kernels", help="a cell to compare kernel by kernel under ncu")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="timing rounds: pairs of processes, transformers and iteragpu alternating")
     args = parser.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
     results = []
@@ -370,7 +407,9 @@ def main():
     print("\nTokens and logits: 'DIFFER, peer too' means transformers run twice on the cell differs from itself"
           " (a kernel that is not deterministic run to run); equality is decided only where it repeats itself.")
     print("GPU time: iteragpu / transformers, warm medians of GPU event time; below 0.97 the peer's GPU waited"
-          " for Python to launch the same kernels (launch-bound).")
+          " for Python to launch the same kernels (launch-bound)." +
+          (f" Each ratio is the median of {args.rounds} rounds of the two processes alternating; the"
+           " spread of the rounds is printed after the table." if args.rounds > 1 else ""))
     print("cell                          counters equal   predicted equal  tokens+logits  GPU time prefill/decode  decode host  load s (peer)  peak reserved  device used  attention")
     for r in results:
         if "counters" not in r:
@@ -383,6 +422,10 @@ def main():
               f"{ratios.get('prefill', 0):.3f}/{ratios.get('decode', 0):.3f}x          "
               f"{r['decode_host_ratio']:.3f}x      {r['load_seconds']:.2f} ({r['peer_load_seconds']:.2f})   "
               f"{r['peak_reserved']:>13,} {r['device_used']:>13,}  {r['attention']}")
+    for r in results:
+        if r.get("rounds", 1) > 1:
+            print(f"{r['cell']}: lowest-highest of {r['rounds']} rounds: " +
+                  ", ".join(f"{key} {low:.3f}-{high:.3f}" for key, (low, high) in sorted(r["spreads"].items())))
     kernels_same = True
     if args.kernels:
         kernels = compare_kernels(args, args.kernels)

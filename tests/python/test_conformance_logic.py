@@ -357,6 +357,95 @@ def test_decode_anatomy_first_difference_names_the_call_whose_input_was_still_eq
     assert decode_step_anatomy.first_difference(a, swapped)["note"] == "different module order"
 
 
+def test_decoder_timing_rounds_give_the_median_ratio_and_the_spread():
+    """decoder_conformance.py's timing over rounds (pairs of processes, iteragpu's rows and the
+    peer's): each ratio the median over rounds of the warm medians' ratio, with its lowest and
+    highest round; a slow round moves the spread, not the ratio."""
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    try:
+        import decoder_conformance
+    finally:
+        sys.path.remove(os.path.dirname(SCRIPT))
+
+    def rows(prefill, decode, host):
+        made = [dict(phase="prefill", sequence="warm", gpu_event_seconds=prefill, host_seconds=prefill)]
+        made += [dict(phase="decode", sequence="warm", gpu_event_seconds=decode, host_seconds=host)] * 3
+        made += [dict(phase="decode", sequence="cold", gpu_event_seconds=99.0, host_seconds=99.0)]  # not timed
+        return made
+
+    pairs = [(rows(1.00, 0.50, 0.60), rows(1.00, 1.00, 1.00)),
+             (rows(1.10, 0.50, 0.60), rows(1.00, 1.00, 1.00)),  # a slow round for iteragpu
+             (rows(0.99, 0.55, 0.66), rows(1.00, 1.10, 1.10))]
+    ratios, spreads = decoder_conformance.round_ratios(pairs)
+    assert ratios["prefill"] == pytest.approx(1.00)
+    assert spreads["prefill"] == pytest.approx((0.99, 1.10))
+    assert ratios["decode"] == pytest.approx(0.50)
+    assert ratios["decode_host"] == pytest.approx(0.60)
+    single, _ = decoder_conformance.round_ratios(pairs[1:2])
+    assert single["prefill"] == pytest.approx(1.10)  # one round: its own ratio
+
+
+def test_decoder_cell_with_rounds_and_flash_against_fake_processes(tmp_path, monkeypatch):
+    """decoder_conformance.compare_cell's orchestration, the GPU processes replaced by fakes that
+    write what transformers' peer and `measure --model` write: counters compared, output
+    equality, three timing rounds alternating the two (the ratio the median, a slow round
+    only in the spread), and a :flash cell's environment reaching both processes."""
+    import argparse as argument_parsing
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    try:
+        import decoder_conformance
+    finally:
+        sys.path.remove(os.path.dirname(SCRIPT))
+    calls = []
+    counters = dict(allocated_baseline=0, allocated_end=512, reserved_baseline=0, reserved_end=2 << 20,
+                    peak_allocated=1024, peak_reserved=2 << 20)
+    plan = [("weights_load", None, None), ("inputs", None, None), ("prefill", "cold", 0), ("decode", "cold", 1),
+            ("prefill", "warm", 0), ("decode", "warm", 1)]
+
+    def fake_run(command, **options):
+        kind = "write" if "--write" in command else "peer" if "--peer" in command else "iteragpu"
+        calls.append((kind, (options.get("env") or {}).get("TORCH_CUDNN_SDPA_DEPRIORITIZED")))
+        round_number = sum(1 for k, _ in calls if k == kind)
+        if kind == "peer":
+            decode = 0.010
+            rows = [dict(phase=phase, sequence=sequence, repeat=None, step=step, host_seconds=decode,
+                         gpu_event_seconds=decode, **counters) for phase, sequence, step in plan]
+            with open(command[-1], "w") as out:
+                json.dump(dict(rows=rows, tokens=[5, 7], logits_sha256="ab", attention="flash"), out)
+        elif kind == "iteragpu":
+            decode = 0.009 if round_number != 2 else 0.020  # the second round is slow
+            phases = [dict(phase=phase, sequence=sequence, repeat=None, step=step, host_seconds=decode,
+                           gpu_event_seconds=decode, allocated_bytes=dict(baseline=0, end=512),
+                           reserved_bytes=dict(baseline=0, end=2 << 20), peak_allocated_bytes=1024,
+                           peak_reserved_bytes=2 << 20) for phase, sequence, step in plan]
+            for row in phases:
+                row["predicted"] = {key: row[key] for key in ("allocated_bytes", "reserved_bytes",
+                                                               "peak_allocated_bytes", "peak_reserved_bytes")}
+            with open(command[command.index("--output") + 1], "w") as out:
+                json.dump(dict(phases=phases, decoder_run=dict(first_sequence_tokens=[5, 7], last_logits_sha256="ab",
+                                                              attention_backend="prefill flash_attention, decode flash_attention",
+                                                              device_used_bytes=1 << 30)), out)
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(decoder_conformance.subprocess, "run", fake_run)
+    args = argument_parsing.Namespace(work_dir=str(tmp_path), cli="iteragpu", new_tokens=1, warmup=0, repeats=1,
+                                      seed=1, rounds=3, keep=None)
+    result = decoder_conformance.compare_cell(args, "llama-1b:bfloat16:1:128:flash")
+    assert result["ok"], result["problems"]
+    assert result["equal_counters"] == result["counters"] == 36
+    assert result["predicted_equal"] == 36 and result["same_output"]
+    assert [kind for kind, _ in calls] == ["write", "peer", "iteragpu", "peer", "iteragpu", "peer", "iteragpu"]
+    assert all(flag == "1" for kind, flag in calls if kind != "write")  # :flash reached both processes
+    assert result["rounds"] == 3
+    assert result["ratios"]["decode"] == pytest.approx(0.9)  # median of 0.9, 2.0, 0.9
+    assert result["spreads"]["decode"] == pytest.approx((0.9, 2.0))
+    args.rounds = 1
+    calls.clear()
+    slow = decoder_conformance.compare_cell(args, "llama-1b:bfloat16:1:128")
+    assert slow["rounds"] == 1 and slow["ratios"]["decode"] == pytest.approx(0.9)
+    assert all(flag is None for kind, flag in calls if kind != "write")  # no :flash, no switch
+
+
 def test_parse_ncu_csv_one_entry_per_launch_and_nothing_from_noise():
     header = NCU_SAMPLE.splitlines()[9]
     extra_metric = ('"1","4242","python3.12","127.0.0.1","nvjet_sm90_tst_64x8_64x16_4x1_v_bz_bias_TNT","1","7",'
