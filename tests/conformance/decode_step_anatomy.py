@@ -2,7 +2,7 @@
 """Where a checkpoint's decode step spends its host time, and where transformers stops
 repeating itself: a diagnosis run on the GPU machine beside decoder_conformance.py.
 
-Three parts, each on one cell (shape:dtype:batch:context, a checkpoint of
+Four parts, each on one cell (shape:dtype:batch:context, a checkpoint of
 decoder_conformance.py's shapes written with random weights):
 
   repeat   transformers runs the cell's cold sequence and two warm ones in each of two fresh
@@ -18,7 +18,8 @@ decoder_conformance.py's shapes written with random weights):
            the backend PyTorch picks, host time and GPU time per call, and whether 20 calls on
            the same inputs give the same bits.
 
-Usage: decode_step_anatomy.py --work-dir DIR --cell SPEC [--new-tokens N] [--parts repeat profile sdpa]
+Usage: decode_step_anatomy.py --work-dir DIR --cell SPEC [--new-tokens N] [--parts repeat profile sdpa probe]
+       [--without-cudnn] [--summary FILE]
 """
 
 import argparse
@@ -35,7 +36,8 @@ import decoder_conformance  # noqa: E402  (the shapes and the checkpoint writer)
 
 
 def fingerprint(tensor):
-    """A cheap exact fingerprint on the GPU: two position-weighted sums of the raw bits."""
+    """A cheap fingerprint computed on the GPU: two sums of the raw bits, one weighted by position.
+    Equal bits give equal fingerprints; a changed bit changes the plain sum."""
     import torch
     bits = tensor.detach().contiguous().view(-1)
     bits = bits.view(torch.int16 if bits.element_size() == 2 else torch.int32).to(torch.int64)
