@@ -311,7 +311,7 @@ def compare_cell(args, cell):
     return dict(cell=cell, ok=not problems, same_output=same_output, peer_repeatable=peer_repeatable, problems=problems, equal_counters=equal_counters,
                 counters=total_counters, predicted_equal=predicted_equal, predicted_counters=predicted_total,
                 prediction_differences=prediction_differences, ratios=ratios, attention=mine["attention"],
-                decode_host_ratio=ratios["decode_host"], rounds=len(pairs), spreads=spreads,
+                decode_host_ratio=ratios.get("decode_host"), rounds=len(pairs), spreads=spreads,
                 load_seconds=weights["host_seconds"], peer_load_seconds=peer["rows"][0]["host_seconds"],
                 peak_reserved=max(r["peak_reserved"] for r in mine["rows"]),
                 device_used=mine["document"]["decoder_run"]["device_used_bytes"], write_seconds=written)
@@ -420,7 +420,7 @@ def main():
               f"{r['predicted_equal']:>7}/{r['predicted_counters']:<8} "
               f"{'same' if r['same_output'] else ('DIFFER' if r['peer_repeatable'] else 'DIFFER, peer too'):<14} "
               f"{ratios.get('prefill', 0):.3f}/{ratios.get('decode', 0):.3f}x          "
-              f"{r['decode_host_ratio']:.3f}x      {r['load_seconds']:.2f} ({r['peer_load_seconds']:.2f})   "
+              f"{r['decode_host_ratio'] or 0:.3f}x      {r['load_seconds']:.2f} ({r['peer_load_seconds']:.2f})   "
               f"{r['peak_reserved']:>13,} {r['device_used']:>13,}  {r['attention']}")
     for r in results:
         if r.get("rounds", 1) > 1:
