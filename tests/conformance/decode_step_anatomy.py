@@ -45,6 +45,13 @@ def fingerprint(tensor):
     return (int(bits.sum()), int((bits * weights).sum()))
 
 
+def attention_shape(cell):
+    """Query heads, key/value heads and head size of the cell's checkpoint shape."""
+    shape = decoder_conformance.SHAPES[cell.split(":")[0]]
+    heads = shape["num_attention_heads"]
+    return heads, shape["num_key_value_heads"], shape.get("head_dim", shape["hidden_size"] // heads)
+
+
 def load(folder, dtype):
     import torch
     from transformers import AutoModelForCausalLM
@@ -183,9 +190,7 @@ def part_sdpa(args, dtype, batch, context):
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    shape = decoder_conformance.SHAPES[args.cell.split(":")[0]]
-    heads, kv_heads = shape["num_attention_heads"], shape["num_key_value_heads"]
-    head_dim = shape.get("head_dim", shape["hidden_size"] // heads)
+    heads, kv_heads, head_dim = attention_shape(args.cell)
     kv = context + 8
     torch.manual_seed(7)
     options = dict(device="cuda:0", dtype=getattr(torch, dtype))
@@ -239,9 +244,7 @@ def part_probe(args, dtype, batch, context):
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    shape = decoder_conformance.SHAPES[args.cell.split(":")[0]]
-    heads, kv_heads = shape["num_attention_heads"], shape["num_key_value_heads"]
-    head_dim = shape.get("head_dim", shape["hidden_size"] // heads)
+    heads, kv_heads, head_dim = attention_shape(args.cell)
     options = dict(device="cuda:0", dtype=getattr(torch, dtype))
     torch.manual_seed(11)
     results = []

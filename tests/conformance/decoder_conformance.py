@@ -179,7 +179,8 @@ def warm_median(rows, phase, clock="gpu_event_seconds"):
 
 
 def parse_cell(cell):
-    """shape, dtype, batch, context and the environment both processes run with."""
+    """shape, dtype, batch, context, the cell's name for its files and the environment both
+    processes run with."""
     fields = cell.split(":")
     shape, dtype, batch, context = fields[:4]
     environment = dict(os.environ)
@@ -187,7 +188,8 @@ def parse_cell(cell):
         environment["TORCH_CUDNN_SDPA_DEPRIORITIZED"] = "1"
     elif fields[4:]:
         raise SystemExit(f"cell {cell}: the fifth field may only be 'flash'")
-    return shape, dtype, batch, context, environment
+    label = "-".join([shape, dtype, f"{batch}x{context}"] + fields[4:])
+    return shape, dtype, batch, context, label, environment
 
 
 def round_ratios(pairs):
@@ -209,9 +211,8 @@ def round_ratios(pairs):
 
 
 def compare_cell(args, cell):
-    shape, dtype, batch, context, environment = parse_cell(cell)
+    shape, dtype, batch, context, label, environment = parse_cell(cell)
     batch, context = int(batch), int(context)
-    label = shape + "-" + dtype + "-" + f"{batch}x{context}" + ("-flash" if cell.endswith(":flash") else "")
     folder = os.path.join(args.work_dir, f"{shape}-{dtype}")
     write_start = time.time()
     subprocess.run([sys.executable, __file__, "--write", shape, dtype, folder], check=True)
@@ -327,7 +328,7 @@ def kernels_of(csv_path):
 def compare_kernels(args, cell):
     """The same cell, short (2 new tokens, no warm-up, 1 repeat), under Nsight Compute: the
     kernels iteragpu launches against transformers', name by name, in order."""
-    shape, dtype, batch, context, environment = parse_cell(cell)
+    shape, dtype, batch, context, _, environment = parse_cell(cell)
     folder = os.path.join(args.work_dir, f"{shape}-{dtype}")
     subprocess.run([sys.executable, __file__, "--write", shape, dtype, folder], check=True)
     options = dict(new_tokens=2, warmup=0, repeats=1, seed=args.seed)

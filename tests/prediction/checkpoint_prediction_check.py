@@ -6,11 +6,11 @@
 The predictor reads only config.json and the safetensors headers, so each checkpoint is
 written here with the recorded shape as headers over sparse data (no tensor data is
 read). Two kinds of record:
-  * whole measurement files (SHAPE-DTYPE[-BxC][-flash]-h200.json, -flash for a run with PyTorch's
-    flash attention ahead of cuDNN's, or -h100.json for three cells
-    measured on an H100 80GB: the same compute capability 9.0, PyTorch and cuDNN; written by `measure --model` in the
-    checkpoint conformance step, whose counters equalled transformers'): every counter of every
-    row of the prediction must equal the measurement's;
+  * whole measurement files (SHAPE-DTYPE[-BxC][-flash]-h200.json, -flash for a run with
+    PyTorch's flash attention ahead of cuDNN's, or -h100.json for three cells measured on an
+    H100 80GB: the same compute capability 9.0, PyTorch and cuDNN; written by `measure --model`
+    in the checkpoint conformance step, whose counters equalled transformers'): every counter
+    of every row of the prediction must equal the measurement's;
   * h200-peak-reserved.json: the peak reserved of each cell of the H200 checkpoint
     conformance run (README, Validation), each equal to the prediction's, or equal to the
     difference the file records for a known exception (so a change either way is caught).
