@@ -11,10 +11,16 @@ weights at a real shape (nothing is downloaded), then runs, each in a fresh proc
   - iteragpu measure --model with the same options.
 Every counter of every row must be equal, the cold sequence's greedy tokens equal, the last
 logits (batch row 0, cold sequence's last step) bit-identical, and the warm prefill and decode
-GPU event medians within ±3 %. Prints one table; exits 1 on any difference.
+GPU event medians no more than 3 % above transformers' (below, the peer's GPU waited for Python
+to launch the same kernels: labelled launch-bound). With --kernel-trace, one more pair of
+processes runs under the CUPTI tracer (kernel_trace.c): every kernel name equal in order, and
+the kernels' own summed GPU time of the prefill and of the decode forwards within ±3 %, which
+event time cannot show where a GPU waits on its host. Prints one table; exits 1 on any
+difference.
 
 Usage:
-  decoder_conformance.py --cli BIN --work-dir DIR [--cells SPEC ...] [--rounds N] [--summary FILE]
+  decoder_conformance.py --cli BIN --work-dir DIR [--cells SPEC ...] [--rounds N] [--kernel-trace LIB]
+                         [--summary FILE]
   SPEC: shape:dtype:batch:context[:flash], e.g. llama-1b:bfloat16:1:128
   A cell ending in :flash runs both processes with TORCH_CUDNN_SDPA_DEPRIORITIZED=1, PyTorch's
   own switch that puts its flash attention ahead of cuDNN's: cuDNN's decode-step attention does
@@ -26,6 +32,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -210,6 +217,71 @@ def round_ratios(pairs):
     return ratios, spreads
 
 
+def read_kernel_trace(folder):
+    """Every kernel the traced processes of one side ran (kernel_trace.c's files in FOLDER), in
+    the order the GPU started them: (name, GPU nanoseconds). A trace that lost records, or whose
+    tracer could not start, is refused rather than summed short."""
+    kernels = []
+    for file_name in sorted(os.listdir(folder)):
+        if not file_name.startswith("kernels-"):
+            continue
+        with open(os.path.join(folder, file_name)) as handle:
+            for line in handle:
+                start, end, name = line.rstrip("\n").split(",", 2)
+                if not (start.isdigit() and end.isdigit()):
+                    raise RuntimeError(f"kernel trace {file_name}: {line.strip()}")
+                kernels.append((int(start), int(end) - int(start), name))
+    if not kernels:
+        raise RuntimeError(f"kernel trace: no kernel recorded in {folder}")
+    return [(name, nanoseconds) for _, nanoseconds, name in sorted(kernels)]
+
+
+def kernel_time_by_phase(kernels, new_tokens):
+    """Summed kernel nanoseconds of the prefill forwards and of the decode forwards, or None
+    where the run cannot be cut into forwards. Every forward ends with its greedy token's
+    argmax, a reduction whose mangled name holds ArgMaxOps, so the k-th argmax closes forward
+    k, a prefill when k is a multiple of new_tokens + 1 (each sequence: a prefill, then one
+    decode step per new token). The first prefill's share holds the loading's and the inputs'
+    few kernels, the same on both sides."""
+    times = {"prefill": 0, "decode": 0}
+    forward = current = 0
+    for name, nanoseconds in kernels:
+        current += nanoseconds
+        if "ArgMaxOps" in name:
+            times["prefill" if forward % (new_tokens + 1) == 0 else "decode"] += current
+            forward, current = forward + 1, 0
+    return times if forward and forward % (new_tokens + 1) == 0 else None
+
+
+def compare_kernel_traces(mine, peer, new_tokens):
+    """iteragpu's kernels against transformers', name by name in order, and their summed GPU
+    time (whole run, prefill forwards, decode forwards) as ratios iteragpu / transformers."""
+    names_mine, names_peer = [name for name, _ in mine], [name for name, _ in peer]
+    first = next((i for i, (a, b) in enumerate(zip(names_mine, names_peer)) if a != b), None)
+    if first is None and len(names_mine) != len(names_peer):
+        first = min(len(names_mine), len(names_peer))
+    ratios = {"total": sum(t for _, t in mine) / sum(t for _, t in peer)}
+    phases_mine, phases_peer = kernel_time_by_phase(mine, new_tokens), kernel_time_by_phase(peer, new_tokens)
+    if phases_mine and phases_peer:
+        for phase in ("prefill", "decode"):
+            if phases_peer[phase]:
+                ratios[phase] = phases_mine[phase] / phases_peer[phase]
+    return dict(same=first is None, first_difference=first, kernels=len(mine), peer_kernels=len(peer),
+                ratios=ratios, seconds={"iteragpu": phases_mine, "transformers": phases_peer})
+
+
+def describe_kernel_trace(trace):
+    """The table's kernels column: '1,234 same 1.001/0.999x', or where they part."""
+    if trace is None:
+        return "-"
+    ratios = trace["ratios"]
+    times = (f"{ratios['prefill']:.3f}/{ratios['decode']:.3f}x" if "prefill" in ratios and "decode" in ratios
+             else f"total {ratios['total']:.3f}x")
+    if trace["same"]:
+        return f"{trace['kernels']:,} same {times}"
+    return f"DIFFER at {trace['first_difference']:,} {times}"
+
+
 def compare_cell(args, cell):
     shape, dtype, batch, context, label, environment = parse_cell(cell)
     batch, context = int(batch), int(context)
@@ -219,19 +291,19 @@ def compare_cell(args, cell):
     written = time.time() - write_start
     options = dict(new_tokens=args.new_tokens, warmup=args.warmup, repeats=args.repeats, seed=args.seed)
 
-    def run_peer(path):
+    def run_peer(path, env=environment):
         subprocess.run([sys.executable, __file__, "--peer", folder, dtype, str(batch), str(context),
-                        json.dumps(options), path], check=True, env=environment)
+                        json.dumps(options), path], check=True, env=env)
         return json.load(open(path))
 
-    def run_iteragpu(path):
+    def run_iteragpu(path, env=environment):
         if os.path.exists(path):
             os.remove(path)
         command = [args.cli, "measure", "--device", "cuda:0", "--model", folder, "--dtype", dtype,
                    "--batch", str(batch), "--context", str(context), "--new-tokens", str(args.new_tokens),
                    "--warmup", str(args.warmup), "--repeats", str(args.repeats), "--seed", str(args.seed),
                    "--output", path]
-        result = subprocess.run(command, capture_output=True, text=True, env=environment)
+        result = subprocess.run(command, capture_output=True, text=True, env=env)
         if result.returncode != 0:
             raise RuntimeError(f"iteragpu exit {result.returncode}: {result.stderr.strip()[-400:]}")
         return iteragpu_rows(path)
@@ -303,6 +375,33 @@ def compare_cell(args, cell):
             problems.append(f"warm {phase} GPU time {ratios[phase]:.3f}x transformers' (median of {len(pairs)} "
                             f"round(s), {spreads[phase][0]:.3f}-{spreads[phase][1]:.3f}; first round "
                             f"{a * 1e3:.3f} ms vs {b * 1e3:.3f} ms)")
+    kernel_trace = None
+    if args.kernel_trace:
+        # One more pair of processes, each under the CUPTI tracer (kernel_trace.c), apart from
+        # the timed rounds: the kernels' own GPU time, without the gaps a waiting GPU adds.
+        traces = {}
+        try:
+            for side, run in (("transformers", run_peer), ("iteragpu", run_iteragpu)):
+                trace_folder = os.path.join(args.work_dir, f"trace-{label}-{side}")
+                shutil.rmtree(trace_folder, ignore_errors=True)
+                os.makedirs(trace_folder)
+                run(os.path.join(trace_folder, "measurement.json"),
+                    env=dict(environment, CUDA_INJECTION64_PATH=args.kernel_trace, KERNEL_TRACE_DIR=trace_folder))
+                traces[side] = read_kernel_trace(trace_folder)
+            kernel_trace = compare_kernel_traces(traces["iteragpu"], traces["transformers"], args.new_tokens)
+        except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
+            problems.append(f"kernel trace: {error}")
+        if kernel_trace is None:
+            pass
+        elif not kernel_trace["same"]:
+            problems.append(f"kernels: iteragpu {kernel_trace['kernels']}, transformers {kernel_trace['peer_kernels']}, "
+                            f"first difference at {kernel_trace['first_difference']}")
+        if kernel_trace is not None:
+            for part, ratio in sorted(kernel_trace["ratios"].items()):
+                if abs(ratio - 1) > 0.03:
+                    problems.append(f"summed kernel GPU time ({part}) {ratio:.3f}x transformers'")
+            if set(kernel_trace["ratios"]) == {"total"}:
+                problems.append("kernel trace: the run could not be cut into forwards at its argmax kernels")
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
         for source in (measured_file, peer_file):
@@ -313,6 +412,7 @@ def compare_cell(args, cell):
                 counters=total_counters, predicted_equal=predicted_equal, predicted_counters=predicted_total,
                 prediction_differences=prediction_differences, ratios=ratios, attention=mine["attention"],
                 decode_host_ratio=ratios.get("decode_host"), rounds=len(pairs), spreads=spreads,
+                kernel_trace=kernel_trace,
                 load_seconds=weights["host_seconds"], peer_load_seconds=peer["rows"][0]["host_seconds"],
                 peak_reserved=max(r["peak_reserved"] for r in mine["rows"]),
                 device_used=mine["document"]["decoder_run"]["device_used_bytes"], write_seconds=written)
@@ -389,6 +489,8 @@ def main():
     parser.add_argument("--summary")
     parser.add_argument("--keep", help="copy both measurement files of every cell here")
     parser.add_argument("--kernels", help="a cell to compare kernel by kernel under ncu")
+    parser.add_argument("--kernel-trace", help="kernel_trace.c built as a library: every cell gets one more pair "
+                                               "of processes traced, and its kernels' names and GPU time compared")
     parser.add_argument("--rounds", type=int, default=1,
                         help="timing rounds: pairs of processes, transformers and iteragpu alternating")
     args = parser.parse_args()
@@ -411,7 +513,11 @@ def main():
           " for Python to launch the same kernels (launch-bound)." +
           (f" Each ratio is the median of {args.rounds} rounds of the two processes alternating; the"
            " spread of the rounds is printed after the table." if args.rounds > 1 else ""))
-    print("cell                          counters equal   predicted equal  tokens+logits  GPU time prefill/decode  decode host  load s (peer)  peak reserved  device used  attention")
+    if args.kernel_trace:
+        print("Kernels: one more pair of processes under the CUPTI tracer (kernel_trace.c): 'same' when every kernel"
+              " name matches in order; then the kernels' own summed GPU time, iteragpu / transformers, of the prefill"
+              " and of the decode forwards (no launch gaps), which must lie within ±3 %.")
+    print("cell                          counters equal   predicted equal  tokens+logits  GPU time prefill/decode  decode host  load s (peer)  peak reserved  device used  kernels (time prefill/decode)  attention")
     for r in results:
         if "counters" not in r:
             print(f"{r['cell']:<30} failed")
@@ -422,7 +528,8 @@ def main():
               f"{'same' if r['same_output'] else ('DIFFER' if r['peer_repeatable'] else 'DIFFER, peer too'):<14} "
               f"{ratios.get('prefill', 0):.3f}/{ratios.get('decode', 0):.3f}x          "
               f"{r['decode_host_ratio'] or 0:.3f}x      {r['load_seconds']:.2f} ({r['peer_load_seconds']:.2f})   "
-              f"{r['peak_reserved']:>13,} {r['device_used']:>13,}  {r['attention']}")
+              f"{r['peak_reserved']:>13,} {r['device_used']:>13,}  {describe_kernel_trace(r['kernel_trace']):<29}  "
+              f"{r['attention']}")
     for r in results:
         if r.get("rounds", 1) > 1:
             print(f"{r['cell']}: lowest-highest of {r['rounds']} rounds: " +

@@ -429,7 +429,7 @@ def test_decoder_cell_with_rounds_and_flash_against_fake_processes(tmp_path, mon
 
     monkeypatch.setattr(decoder_conformance.subprocess, "run", fake_run)
     args = argument_parsing.Namespace(work_dir=str(tmp_path), cli="iteragpu", new_tokens=1, warmup=0, repeats=1,
-                                      seed=1, rounds=3, keep=None)
+                                      seed=1, rounds=3, keep=None, kernel_trace=None)
     result = decoder_conformance.compare_cell(args, "llama-1b:bfloat16:1:128:flash")
     assert result["ok"], result["problems"]
     assert result["equal_counters"] == result["counters"] == 36
@@ -444,6 +444,122 @@ def test_decoder_cell_with_rounds_and_flash_against_fake_processes(tmp_path, mon
     slow = decoder_conformance.compare_cell(args, "llama-1b:bfloat16:1:128")
     assert slow["rounds"] == 1 and slow["ratios"]["decode"] == pytest.approx(0.9)
     assert all(flag is None for kind, flag in calls if kind != "write")  # no :flash, no switch
+
+
+def import_decoder_conformance():
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    try:
+        import decoder_conformance
+    finally:
+        sys.path.remove(os.path.dirname(SCRIPT))
+    return decoder_conformance
+
+
+def write_kernel_trace(folder, forwards, new_tokens, decode_ns, prefill_ns=1000, rename=None):
+    """What kernel_trace.c writes for a process: start_ns,end_ns,name per kernel. Each forward
+    is a GEMM and its greedy token's argmax; a prefill every new_tokens + 1 forwards."""
+    clock, lines = 5000, []
+    for forward in range(forwards):
+        gemm = prefill_ns if forward % (new_tokens + 1) == 0 else decode_ns
+        for name, nanoseconds in (("_Z4gemmv", gemm), ("_Z13reduce_kernelIN2at6native9ArgMaxOpsIfEEEvv", 10)):
+            if rename and forward == rename:
+                name = "_Z5otherv"
+            lines.append(f"{clock},{clock + nanoseconds},{name}")
+            clock += nanoseconds + 50
+    with open(os.path.join(folder, "kernels-4242.csv"), "w") as out:
+        out.write("\n".join(lines) + "\n")
+
+
+def test_kernel_trace_read_cut_into_forwards_and_compared(tmp_path):
+    """decoder_conformance.py's reading of kernel_trace.c's files: kernels in GPU start order
+    with their own durations; the run cut into forwards at each argmax, prefill forwards (every
+    new_tokens + 1) apart from decode ones; names compared in order and summed times as ratios.
+    A trace that lost records, or a folder without kernels, is refused, never summed short."""
+    decoder_conformance = import_decoder_conformance()
+    mine, peer = tmp_path / "mine", tmp_path / "peer"
+    mine.mkdir(), peer.mkdir()
+    write_kernel_trace(mine, forwards=6, new_tokens=2, decode_ns=100)
+    write_kernel_trace(peer, forwards=6, new_tokens=2, decode_ns=110)
+    (mine / "kernels-1.csv").write_text("")  # the CLI's own process: CUDA started, no kernel
+    kernels = decoder_conformance.read_kernel_trace(str(mine))
+    assert len(kernels) == 12 and kernels[0] == ("_Z4gemmv", 1000)
+    assert decoder_conformance.kernel_time_by_phase(kernels, 2) == {"prefill": 2 * 1010, "decode": 4 * 110}
+    assert decoder_conformance.kernel_time_by_phase(kernels, 3) is None  # 6 forwards are not whole sequences of 4
+    compared = decoder_conformance.compare_kernel_traces(kernels, decoder_conformance.read_kernel_trace(str(peer)), 2)
+    assert compared["same"] and compared["kernels"] == compared["peer_kernels"] == 12
+    assert compared["ratios"]["prefill"] == pytest.approx(1.0)
+    assert compared["ratios"]["decode"] == pytest.approx(440 / 480)
+    assert decoder_conformance.describe_kernel_trace(compared) == "12 same 1.000/0.917x"
+    write_kernel_trace(peer, forwards=6, new_tokens=2, decode_ns=100, rename=4)
+    renamed = decoder_conformance.compare_kernel_traces(kernels, decoder_conformance.read_kernel_trace(str(peer)), 2)
+    assert not renamed["same"] and renamed["first_difference"] == 8
+    shorter = decoder_conformance.compare_kernel_traces(kernels[:-2], kernels, 2)
+    assert not shorter["same"] and shorter["first_difference"] == 10
+    with open(mine / "kernels-4242.csv", "a") as out:
+        out.write("dropped,17,records\n")
+    with pytest.raises(RuntimeError, match="dropped,17,records"):
+        decoder_conformance.read_kernel_trace(str(mine))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(RuntimeError, match="no kernel recorded"):
+        decoder_conformance.read_kernel_trace(str(empty))
+
+
+def test_decoder_cell_with_a_kernel_trace_against_fake_processes(tmp_path, monkeypatch):
+    """compare_cell with --kernel-trace: one more pair of processes runs with CUDA's injection
+    variable naming the tracer and its own trace folder; equal kernels and times pass, decode
+    kernels 10 % slower fail the cell naming the part, and a tracer that lost records fails it
+    too, even where the event times agree."""
+    import argparse as argument_parsing
+    decoder_conformance = import_decoder_conformance()
+    counters = dict(allocated_baseline=0, allocated_end=512, reserved_baseline=0, reserved_end=2 << 20,
+                    peak_allocated=1024, peak_reserved=2 << 20)
+    plan = [("weights_load", None, None), ("inputs", None, None), ("prefill", "cold", 0), ("decode", "cold", 1),
+            ("prefill", "warm", 0), ("decode", "warm", 1)]
+    behaviour = dict(iteragpu_decode_ns=100, dropped=False)
+    traced = []
+
+    def fake_run(command, **options):
+        environment = options.get("env") or {}
+        kind = "write" if "--write" in command else "peer" if "--peer" in command else "iteragpu"
+        if environment.get("CUDA_INJECTION64_PATH"):
+            traced.append((kind, environment["CUDA_INJECTION64_PATH"]))
+            folder = environment["KERNEL_TRACE_DIR"]
+            write_kernel_trace(folder, forwards=4, new_tokens=1,
+                               decode_ns=behaviour["iteragpu_decode_ns"] if kind == "iteragpu" else 100)
+            if behaviour["dropped"] and kind == "iteragpu":
+                with open(os.path.join(folder, "kernels-4242.csv"), "a") as out:
+                    out.write("dropped,3,records\n")
+        if kind == "peer":
+            rows = [dict(phase=phase, sequence=sequence, repeat=None, step=step, host_seconds=0.01,
+                         gpu_event_seconds=0.01, **counters) for phase, sequence, step in plan]
+            with open(command[-1], "w") as out:
+                json.dump(dict(rows=rows, tokens=[5, 7], logits_sha256="ab", attention="flash"), out)
+        elif kind == "iteragpu":
+            phases = [dict(phase=phase, sequence=sequence, repeat=None, step=step, host_seconds=0.01,
+                           gpu_event_seconds=0.01, allocated_bytes=dict(baseline=0, end=512),
+                           reserved_bytes=dict(baseline=0, end=2 << 20), peak_allocated_bytes=1024,
+                           peak_reserved_bytes=2 << 20, predicted=None) for phase, sequence, step in plan]
+            with open(command[command.index("--output") + 1], "w") as out:
+                json.dump(dict(phases=phases, decoder_run=dict(first_sequence_tokens=[5, 7], last_logits_sha256="ab",
+                                                              attention_backend="prefill cudnn_attention, decode cudnn_attention",
+                                                              device_used_bytes=1 << 30)), out)
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(decoder_conformance.subprocess, "run", fake_run)
+    args = argument_parsing.Namespace(work_dir=str(tmp_path), cli="iteragpu", new_tokens=1, warmup=0, repeats=1,
+                                      seed=1, rounds=1, keep=None, kernel_trace="/opt/libiteragpu_kernel_trace.so")
+    same = decoder_conformance.compare_cell(args, "llama-1b:bfloat16:1:128")
+    assert same["ok"], same["problems"]
+    assert traced == [("peer", "/opt/libiteragpu_kernel_trace.so"), ("iteragpu", "/opt/libiteragpu_kernel_trace.so")]
+    assert same["kernel_trace"]["same"] and same["kernel_trace"]["ratios"]["decode"] == pytest.approx(1.0)
+    behaviour["iteragpu_decode_ns"] = 110
+    slower = decoder_conformance.compare_cell(args, "llama-1b:bfloat16:1:128")
+    assert not slower["ok"] and slower["problems"] == ["summed kernel GPU time (decode) 1.091x transformers'"]  # (110 + 10) / (100 + 10)
+    behaviour.update(iteragpu_decode_ns=100, dropped=True)
+    lost = decoder_conformance.compare_cell(args, "llama-1b:bfloat16:1:128")
+    assert not lost["ok"] and lost["kernel_trace"] is None
+    assert lost["problems"][0].startswith("kernel trace: kernel trace kernels-4242.csv: dropped,3,records")
 
 
 def test_parse_ncu_csv_one_entry_per_launch_and_nothing_from_noise():
