@@ -236,13 +236,13 @@ def read_kernel_trace(folder):
     return [(name, nanoseconds) for _, nanoseconds, name in sorted(kernels)]
 
 
-def kernel_time_by_phase(kernels, new_tokens):
+def kernel_time_by_phase(kernels, new_tokens, sequences):
     """Summed kernel nanoseconds of the prefill forwards and of the decode forwards, or None
-    where the run cannot be cut into forwards. Every forward ends with its greedy token's
-    argmax, a reduction whose mangled name holds ArgMaxOps, so the k-th argmax closes forward
-    k, a prefill when k is a multiple of new_tokens + 1 (each sequence: a prefill, then one
-    decode step per new token). The first prefill's share holds the loading's and the inputs'
-    few kernels, the same on both sides."""
+    where the run cannot be cut into its sequences × (new_tokens + 1) forwards. Every forward
+    ends with its greedy token's argmax, a reduction whose mangled name holds ArgMaxOps, so the
+    k-th argmax closes forward k, a prefill when k is a multiple of new_tokens + 1 (each
+    sequence: a prefill, then one decode step per new token). The first prefill's share holds
+    the loading's and the inputs' few kernels, the same on both sides."""
     times = {"prefill": 0, "decode": 0}
     forward = current = 0
     for name, nanoseconds in kernels:
@@ -250,10 +250,10 @@ def kernel_time_by_phase(kernels, new_tokens):
         if "ArgMaxOps" in name:
             times["prefill" if forward % (new_tokens + 1) == 0 else "decode"] += current
             forward, current = forward + 1, 0
-    return times if forward and forward % (new_tokens + 1) == 0 else None
+    return times if forward == sequences * (new_tokens + 1) else None
 
 
-def compare_kernel_traces(mine, peer, new_tokens):
+def compare_kernel_traces(mine, peer, new_tokens, sequences):
     """iteragpu's kernels against transformers', name by name in order, and their summed GPU
     time (whole run, prefill forwards, decode forwards) as ratios iteragpu / transformers."""
     names_mine, names_peer = [name for name, _ in mine], [name for name, _ in peer]
@@ -261,7 +261,8 @@ def compare_kernel_traces(mine, peer, new_tokens):
     if first is None and len(names_mine) != len(names_peer):
         first = min(len(names_mine), len(names_peer))
     ratios = {"total": sum(t for _, t in mine) / sum(t for _, t in peer)}
-    phases_mine, phases_peer = kernel_time_by_phase(mine, new_tokens), kernel_time_by_phase(peer, new_tokens)
+    phases_mine = kernel_time_by_phase(mine, new_tokens, sequences)
+    phases_peer = kernel_time_by_phase(peer, new_tokens, sequences)
     if phases_mine and phases_peer:
         for phase in ("prefill", "decode"):
             if phases_peer[phase]:
@@ -388,7 +389,8 @@ def compare_cell(args, cell):
                 run(os.path.join(trace_folder, "measurement.json"),
                     env=dict(environment, CUDA_INJECTION64_PATH=args.kernel_trace, KERNEL_TRACE_DIR=trace_folder))
                 traces[side] = read_kernel_trace(trace_folder)
-            kernel_trace = compare_kernel_traces(traces["iteragpu"], traces["transformers"], args.new_tokens)
+            kernel_trace = compare_kernel_traces(traces["iteragpu"], traces["transformers"], args.new_tokens,
+                                                 sequences=1 + args.warmup + args.repeats)
         except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
             problems.append(f"kernel trace: {error}")
         if kernel_trace is None:

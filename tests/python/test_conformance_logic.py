@@ -483,17 +483,17 @@ def test_kernel_trace_read_cut_into_forwards_and_compared(tmp_path):
     (mine / "kernels-1.csv").write_text("")  # the CLI's own process: CUDA started, no kernel
     kernels = decoder_conformance.read_kernel_trace(str(mine))
     assert len(kernels) == 12 and kernels[0] == ("_Z4gemmv", 1000)
-    assert decoder_conformance.kernel_time_by_phase(kernels, 2) == {"prefill": 2 * 1010, "decode": 4 * 110}
-    assert decoder_conformance.kernel_time_by_phase(kernels, 3) is None  # 6 forwards are not whole sequences of 4
-    compared = decoder_conformance.compare_kernel_traces(kernels, decoder_conformance.read_kernel_trace(str(peer)), 2)
+    assert decoder_conformance.kernel_time_by_phase(kernels, 2, 2) == {"prefill": 2 * 1010, "decode": 4 * 110}
+    assert decoder_conformance.kernel_time_by_phase(kernels, 1, 2) is None  # 6 argmax kernels, 4 forwards expected
+    compared = decoder_conformance.compare_kernel_traces(kernels, decoder_conformance.read_kernel_trace(str(peer)), 2, 2)
     assert compared["same"] and compared["kernels"] == compared["peer_kernels"] == 12
     assert compared["ratios"]["prefill"] == pytest.approx(1.0)
     assert compared["ratios"]["decode"] == pytest.approx(440 / 480)
     assert decoder_conformance.describe_kernel_trace(compared) == "12 same 1.000/0.917x"
     write_kernel_trace(peer, forwards=6, new_tokens=2, decode_ns=100, rename=4)
-    renamed = decoder_conformance.compare_kernel_traces(kernels, decoder_conformance.read_kernel_trace(str(peer)), 2)
+    renamed = decoder_conformance.compare_kernel_traces(kernels, decoder_conformance.read_kernel_trace(str(peer)), 2, 2)
     assert not renamed["same"] and renamed["first_difference"] == 8
-    shorter = decoder_conformance.compare_kernel_traces(kernels[:-2], kernels, 2)
+    shorter = decoder_conformance.compare_kernel_traces(kernels[:-2], kernels, 2, 2)
     assert not shorter["same"] and shorter["first_difference"] == 10
     with open(mine / "kernels-4242.csv", "a") as out:
         out.write("dropped,17,records\n")
