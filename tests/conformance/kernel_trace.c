@@ -33,19 +33,17 @@ static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* ma
 
 static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size,
                                       size_t valid_bytes) {
-  (void)context;
-  (void)stream;
   (void)size;
   CUpti_Activity* record = NULL;
   while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
     if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
     const KERNEL_RECORD* kernel = (const KERNEL_RECORD*)record;
+    if (kernel->end < kernel->start) ++dropped_records; /* not finished when flushed: no duration */
     fprintf(trace_file, "%llu,%llu,%s\n", (unsigned long long)kernel->start, (unsigned long long)kernel->end,
             kernel->name ? kernel->name : "?");
   }
-  size_t dropped = 0;
-  if (context && cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS)
-    dropped_records += dropped;
+  size_t dropped = 0;  /* a NULL context is CUPTI's global queue */
+  if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS) dropped_records += dropped;
   free(buffer);
 }
 
