@@ -257,9 +257,16 @@ def compare_kernel_traces(mine, peer, new_tokens, sequences):
     """iteragpu's kernels against transformers', name by name in order, and their summed GPU
     time (whole run, prefill forwards, decode forwards) as ratios iteragpu / transformers."""
     names_mine, names_peer = [name for name, _ in mine], [name for name, _ in peer]
-    first = next((i for i, (a, b) in enumerate(zip(names_mine, names_peer)) if a != b), None)
+    differing = [i for i, (a, b) in enumerate(zip(names_mine, names_peer)) if a != b]
+    first = differing[0] if differing else None
     if first is None and len(names_mine) != len(names_peer):
         first = min(len(names_mine), len(names_peer))
+    # Each pair of names that differ, with where it occurs and the two kernels' own times there.
+    pairs = {}
+    for i in differing:
+        pairs.setdefault((names_mine[i], names_peer[i]), []).append(i)
+    differences = [dict(iteragpu=a, transformers=b, positions=where[:8], count=len(where),
+                        nanoseconds=(mine[where[0]][1], peer[where[0]][1])) for (a, b), where in pairs.items()]
     ratios = {"total": sum(t for _, t in mine) / sum(t for _, t in peer)}
     phases_mine = kernel_time_by_phase(mine, new_tokens, sequences)
     phases_peer = kernel_time_by_phase(peer, new_tokens, sequences)
@@ -268,7 +275,8 @@ def compare_kernel_traces(mine, peer, new_tokens, sequences):
             if phases_peer[phase]:
                 ratios[phase] = phases_mine[phase] / phases_peer[phase]
     return dict(same=first is None, first_difference=first, kernels=len(mine), peer_kernels=len(peer),
-                ratios=ratios, seconds={"iteragpu": phases_mine, "transformers": phases_peer})
+                differences=differences, ratios=ratios,
+                seconds={"iteragpu": phases_mine, "transformers": phases_peer})
 
 
 def describe_kernel_trace(trace):
@@ -398,6 +406,11 @@ def compare_cell(args, cell):
         elif not kernel_trace["same"]:
             problems.append(f"kernels: iteragpu {kernel_trace['kernels']}, transformers {kernel_trace['peer_kernels']}, "
                             f"first difference at {kernel_trace['first_difference']}")
+            for difference in kernel_trace["differences"][:4]:
+                mine_ns, peer_ns = difference["nanoseconds"]
+                problems.append(f"    {difference['count']} time(s), at {difference['positions']}: iteragpu "
+                                f"{difference['iteragpu'][:90]} ({mine_ns / 1e3:.1f} us), transformers "
+                                f"{difference['transformers'][:90]} ({peer_ns / 1e3:.1f} us)")
         if kernel_trace is not None:
             for part, ratio in sorted(kernel_trace["ratios"].items()):
                 if abs(ratio - 1) > 0.03:

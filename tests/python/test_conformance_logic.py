@@ -493,6 +493,10 @@ def test_kernel_trace_read_cut_into_forwards_and_compared(tmp_path):
     write_kernel_trace(peer, forwards=6, new_tokens=2, decode_ns=100, rename=4)
     renamed = decoder_conformance.compare_kernel_traces(kernels, decoder_conformance.read_kernel_trace(str(peer)), 2, 2)
     assert not renamed["same"] and renamed["first_difference"] == 8
+    assert renamed["differences"] == [dict(iteragpu="_Z4gemmv", transformers="_Z5otherv", positions=[8], count=1,
+                                           nanoseconds=(100, 100)),  # forward 4: a decode step
+                                      dict(iteragpu="_Z13reduce_kernelIN2at6native9ArgMaxOpsIfEEEvv",
+                                           transformers="_Z5otherv", positions=[9], count=1, nanoseconds=(10, 10))]
     shorter = decoder_conformance.compare_kernel_traces(kernels[:-2], kernels, 2, 2)
     assert not shorter["same"] and shorter["first_difference"] == 10
     with open(mine / "kernels-4242.csv", "a") as out:
