@@ -429,6 +429,9 @@ def compare_cell(args, cell):
                 decode_host_ratio=ratios.get("decode_host"), rounds=len(pairs), spreads=spreads,
                 kernel_trace=kernel_trace,
                 load_seconds=weights["host_seconds"], peer_load_seconds=peer["rows"][0]["host_seconds"],
+                decode_host_seconds=(warm_median(mine["rows"], "decode", "host_seconds"),
+                                     warm_median(peer["rows"], "decode", "host_seconds")),
+                checkpoint_folder=folder,
                 peak_reserved=max(r["peak_reserved"] for r in mine["rows"]),
                 device_used=mine["document"]["decoder_run"]["device_used_bytes"], write_seconds=written)
 

@@ -566,6 +566,27 @@ def test_decoder_cell_with_a_kernel_trace_against_fake_processes(tmp_path, monke
     assert lost["problems"][0].startswith("kernel trace: kernel trace kernels-4242.csv: dropped,3,records")
 
 
+def test_decode_step_bench_row_gives_both_sides_the_ratio_and_the_loading_rates():
+    """tests/bench/decode_step_bench.py's line for a cell from compare_cell's result: each side's
+    warm decode step, the ratio's median with its lowest and highest round, and weights_load as
+    bytes per second on each side; a failed cell says why instead of printing numbers."""
+    bench_path = os.path.join(os.path.dirname(os.path.dirname(SCRIPT)), "bench", "decode_step_bench.py")
+    spec = importlib.util.spec_from_file_location("decode_step_bench", bench_path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    result = dict(cell="llama-1b:bfloat16:4:2048", ratios={"decode_host": 0.549}, rounds=3,
+                  spreads={"decode_host": (0.538, 0.792)}, decode_host_seconds=(0.01003, 0.01865),
+                  load_seconds=0.37, peer_load_seconds=0.74)
+    line = bench.timing_row(result, 2_471_000_000)
+    assert "10.03 ms" in line and "18.65 ms" in line
+    assert "0.549 (0.538-0.792) x3" in line
+    assert "6.68 GB/s" in line and "3.34 GB/s" in line and line.endswith("2.00")
+    failed = bench.timing_row(dict(cell="qwen3-0.6b:bfloat16:1:128", ok=False, problems=["iteragpu exit 4: no GPU"]), 0)
+    assert "failed: iteragpu exit 4: no GPU" in failed
+    folder = os.path.join(os.path.dirname(SCRIPT), "..", "data", "decode-anatomy")
+    assert bench.checkpoint_bytes(folder) == 0  # only *.safetensors files count
+
+
 def test_parse_ncu_csv_one_entry_per_launch_and_nothing_from_noise():
     header = NCU_SAMPLE.splitlines()[9]
     extra_metric = ('"1","4242","python3.12","127.0.0.1","nvjet_sm90_tst_64x8_64x16_4x1_v_bz_bias_TNT","1","7",'
