@@ -385,6 +385,36 @@ def test_decoder_timing_rounds_give_the_median_ratio_and_the_spread():
     assert single["prefill"] == pytest.approx(1.10)  # one round: its own ratio
 
 
+FAKE_PLAN = [("weights_load", None, None), ("inputs", None, None), ("prefill", "cold", 0), ("decode", "cold", 1),
+             ("prefill", "warm", 0), ("decode", "warm", 1)]
+FAKE_COUNTERS = dict(allocated_baseline=0, allocated_end=512, reserved_baseline=0, reserved_end=2 << 20,
+                     peak_allocated=1024, peak_reserved=2 << 20)
+
+
+def write_fake_peer(path, seconds):
+    """What decoder_conformance.py --peer writes: FAKE_PLAN's rows, every one taking SECONDS."""
+    rows = [dict(phase=phase, sequence=sequence, repeat=None, step=step, host_seconds=seconds,
+                 gpu_event_seconds=seconds, **FAKE_COUNTERS) for phase, sequence, step in FAKE_PLAN]
+    with open(path, "w") as out:
+        json.dump(dict(rows=rows, tokens=[5, 7], logits_sha256="ab", attention="flash"), out)
+
+
+def write_fake_measurement(path, seconds, attention, predicted):
+    """What measure --model writes for FAKE_PLAN: the same counters as the fake peer, every row
+    taking SECONDS, each with its prediction (equal to the counters) or none."""
+    phases = [dict(phase=phase, sequence=sequence, repeat=None, step=step, host_seconds=seconds,
+                   gpu_event_seconds=seconds, allocated_bytes=dict(baseline=0, end=512),
+                   reserved_bytes=dict(baseline=0, end=2 << 20), peak_allocated_bytes=1024,
+                   peak_reserved_bytes=2 << 20) for phase, sequence, step in FAKE_PLAN]
+    for row in phases:
+        row["predicted"] = {key: row[key] for key in ("allocated_bytes", "reserved_bytes", "peak_allocated_bytes",
+                                                       "peak_reserved_bytes")} if predicted else None
+    with open(path, "w") as out:
+        json.dump(dict(phases=phases, decoder_run=dict(first_sequence_tokens=[5, 7], last_logits_sha256="ab",
+                                                      attention_backend=f"prefill {attention}, decode {attention}",
+                                                      device_used_bytes=1 << 30)), out)
+
+
 def test_decoder_cell_with_rounds_and_flash_against_fake_processes(tmp_path, monkeypatch):
     """decoder_conformance.compare_cell's orchestration, the GPU processes replaced by fakes that
     write what transformers' peer and `measure --model` write: counters compared, output
@@ -397,34 +427,16 @@ def test_decoder_cell_with_rounds_and_flash_against_fake_processes(tmp_path, mon
     finally:
         sys.path.remove(os.path.dirname(SCRIPT))
     calls = []
-    counters = dict(allocated_baseline=0, allocated_end=512, reserved_baseline=0, reserved_end=2 << 20,
-                    peak_allocated=1024, peak_reserved=2 << 20)
-    plan = [("weights_load", None, None), ("inputs", None, None), ("prefill", "cold", 0), ("decode", "cold", 1),
-            ("prefill", "warm", 0), ("decode", "warm", 1)]
 
     def fake_run(command, **options):
         kind = "write" if "--write" in command else "peer" if "--peer" in command else "iteragpu"
         calls.append((kind, (options.get("env") or {}).get("TORCH_CUDNN_SDPA_DEPRIORITIZED")))
         round_number = sum(1 for k, _ in calls if k == kind)
         if kind == "peer":
-            decode = 0.010
-            rows = [dict(phase=phase, sequence=sequence, repeat=None, step=step, host_seconds=decode,
-                         gpu_event_seconds=decode, **counters) for phase, sequence, step in plan]
-            with open(command[-1], "w") as out:
-                json.dump(dict(rows=rows, tokens=[5, 7], logits_sha256="ab", attention="flash"), out)
-        elif kind == "iteragpu":
-            decode = 0.009 if round_number != 2 else 0.020  # the second round is slow
-            phases = [dict(phase=phase, sequence=sequence, repeat=None, step=step, host_seconds=decode,
-                           gpu_event_seconds=decode, allocated_bytes=dict(baseline=0, end=512),
-                           reserved_bytes=dict(baseline=0, end=2 << 20), peak_allocated_bytes=1024,
-                           peak_reserved_bytes=2 << 20) for phase, sequence, step in plan]
-            for row in phases:
-                row["predicted"] = {key: row[key] for key in ("allocated_bytes", "reserved_bytes",
-                                                               "peak_allocated_bytes", "peak_reserved_bytes")}
-            with open(command[command.index("--output") + 1], "w") as out:
-                json.dump(dict(phases=phases, decoder_run=dict(first_sequence_tokens=[5, 7], last_logits_sha256="ab",
-                                                              attention_backend="prefill flash_attention, decode flash_attention",
-                                                              device_used_bytes=1 << 30)), out)
+            write_fake_peer(command[-1], 0.010)
+        elif kind == "iteragpu":  # the second round is slow
+            write_fake_measurement(command[command.index("--output") + 1], 0.009 if round_number != 2 else 0.020,
+                                   "flash_attention", predicted=True)
         return subprocess.CompletedProcess(command, 0, "", "")
 
     monkeypatch.setattr(decoder_conformance.subprocess, "run", fake_run)
@@ -516,10 +528,6 @@ def test_decoder_cell_with_a_kernel_trace_against_fake_processes(tmp_path, monke
     too, even where the event times agree."""
     import argparse as argument_parsing
     decoder_conformance = import_decoder_conformance()
-    counters = dict(allocated_baseline=0, allocated_end=512, reserved_baseline=0, reserved_end=2 << 20,
-                    peak_allocated=1024, peak_reserved=2 << 20)
-    plan = [("weights_load", None, None), ("inputs", None, None), ("prefill", "cold", 0), ("decode", "cold", 1),
-            ("prefill", "warm", 0), ("decode", "warm", 1)]
     behaviour = dict(iteragpu_decode_ns=100, dropped=False)
     traced = []
 
@@ -535,19 +543,9 @@ def test_decoder_cell_with_a_kernel_trace_against_fake_processes(tmp_path, monke
                 with open(os.path.join(folder, "kernels-4242.csv"), "a") as out:
                     out.write("dropped,3,records\n")
         if kind == "peer":
-            rows = [dict(phase=phase, sequence=sequence, repeat=None, step=step, host_seconds=0.01,
-                         gpu_event_seconds=0.01, **counters) for phase, sequence, step in plan]
-            with open(command[-1], "w") as out:
-                json.dump(dict(rows=rows, tokens=[5, 7], logits_sha256="ab", attention="flash"), out)
+            write_fake_peer(command[-1], 0.01)
         elif kind == "iteragpu":
-            phases = [dict(phase=phase, sequence=sequence, repeat=None, step=step, host_seconds=0.01,
-                           gpu_event_seconds=0.01, allocated_bytes=dict(baseline=0, end=512),
-                           reserved_bytes=dict(baseline=0, end=2 << 20), peak_allocated_bytes=1024,
-                           peak_reserved_bytes=2 << 20, predicted=None) for phase, sequence, step in plan]
-            with open(command[command.index("--output") + 1], "w") as out:
-                json.dump(dict(phases=phases, decoder_run=dict(first_sequence_tokens=[5, 7], last_logits_sha256="ab",
-                                                              attention_backend="prefill cudnn_attention, decode cudnn_attention",
-                                                              device_used_bytes=1 << 30)), out)
+            write_fake_measurement(command[command.index("--output") + 1], 0.01, "cudnn_attention", predicted=False)
         return subprocess.CompletedProcess(command, 0, "", "")
 
     monkeypatch.setattr(decoder_conformance.subprocess, "run", fake_run)
