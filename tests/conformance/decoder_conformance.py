@@ -253,14 +253,21 @@ def kernel_time_by_phase(kernels, new_tokens, sequences):
     return times if forward == sequences * (new_tokens + 1) else None
 
 
-def compare_kernel_traces(mine, peer, new_tokens, sequences):
-    """iteragpu's kernels against transformers', name by name in order, and their summed GPU
-    time (whole run, prefill forwards, decode forwards) as ratios iteragpu / transformers."""
-    names_mine, names_peer = [name for name, _ in mine], [name for name, _ in peer]
+def differing_names(names_mine, names_peer):
+    """Two kernel lists name by name: the positions whose names differ, and the first difference
+    (where the shorter list ends, when the lists agree that far); None when they are the same."""
     differing = [i for i, (a, b) in enumerate(zip(names_mine, names_peer)) if a != b]
     first = differing[0] if differing else None
     if first is None and len(names_mine) != len(names_peer):
         first = min(len(names_mine), len(names_peer))
+    return differing, first
+
+
+def compare_kernel_traces(mine, peer, new_tokens, sequences):
+    """iteragpu's kernels against transformers', name by name in order, and their summed GPU
+    time (whole run, prefill forwards, decode forwards) as ratios iteragpu / transformers."""
+    names_mine, names_peer = [name for name, _ in mine], [name for name, _ in peer]
+    differing, first = differing_names(names_mine, names_peer)
     # Each pair of names that differ, with where it occurs and the two kernels' own times there.
     pairs = {}
     for i in differing:
@@ -289,6 +296,41 @@ def describe_kernel_trace(trace):
     if trace["same"]:
         return f"{trace['kernels']:,} same {times}"
     return f"DIFFER at {trace['first_difference']:,} {times}"
+
+
+def trace_cell(args, label, environment, run_peer, run_iteragpu):
+    """One more pair of processes, each under the CUPTI tracer (kernel_trace.c), apart from the
+    timed rounds: the kernels' names in order and their own GPU time, without the gaps a
+    waiting GPU adds. Returns the comparison (None when a trace could not be read) and the
+    problems it shows."""
+    traces = {}
+    try:
+        for side, run in (("transformers", run_peer), ("iteragpu", run_iteragpu)):
+            folder = os.path.join(args.work_dir, f"trace-{label}-{side}")
+            shutil.rmtree(folder, ignore_errors=True)
+            os.makedirs(folder)
+            run(os.path.join(folder, "measurement.json"),
+                env=dict(environment, CUDA_INJECTION64_PATH=args.kernel_trace, KERNEL_TRACE_DIR=folder))
+            traces[side] = read_kernel_trace(folder)
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
+        return None, [f"kernel trace: {error}"]
+    trace = compare_kernel_traces(traces["iteragpu"], traces["transformers"], args.new_tokens,
+                                  sequences=1 + args.warmup + args.repeats)
+    problems = []
+    if not trace["same"]:
+        problems.append(f"kernels: iteragpu {trace['kernels']}, transformers {trace['peer_kernels']}, "
+                        f"first difference at {trace['first_difference']}")
+        for difference in trace["differences"][:4]:
+            mine_ns, peer_ns = difference["nanoseconds"]
+            problems.append(f"    {difference['count']} time(s), at {difference['positions']}: iteragpu "
+                            f"{difference['iteragpu'][:90]} ({mine_ns / 1e3:.1f} us), transformers "
+                            f"{difference['transformers'][:90]} ({peer_ns / 1e3:.1f} us)")
+    for part, ratio in sorted(trace["ratios"].items()):
+        if abs(ratio - 1) > 0.03:
+            problems.append(f"summed kernel GPU time ({part}) {ratio:.3f}x transformers'")
+    if set(trace["ratios"]) == {"total"}:
+        problems.append("kernel trace: the run could not be cut into forwards at its argmax kernels")
+    return trace, problems
 
 
 def compare_cell(args, cell):
@@ -386,37 +428,8 @@ def compare_cell(args, cell):
                             f"{a * 1e3:.3f} ms vs {b * 1e3:.3f} ms)")
     kernel_trace = None
     if args.kernel_trace:
-        # One more pair of processes, each under the CUPTI tracer (kernel_trace.c), apart from
-        # the timed rounds: the kernels' own GPU time, without the gaps a waiting GPU adds.
-        traces = {}
-        try:
-            for side, run in (("transformers", run_peer), ("iteragpu", run_iteragpu)):
-                trace_folder = os.path.join(args.work_dir, f"trace-{label}-{side}")
-                shutil.rmtree(trace_folder, ignore_errors=True)
-                os.makedirs(trace_folder)
-                run(os.path.join(trace_folder, "measurement.json"),
-                    env=dict(environment, CUDA_INJECTION64_PATH=args.kernel_trace, KERNEL_TRACE_DIR=trace_folder))
-                traces[side] = read_kernel_trace(trace_folder)
-            kernel_trace = compare_kernel_traces(traces["iteragpu"], traces["transformers"], args.new_tokens,
-                                                 sequences=1 + args.warmup + args.repeats)
-        except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
-            problems.append(f"kernel trace: {error}")
-        if kernel_trace is None:
-            pass
-        elif not kernel_trace["same"]:
-            problems.append(f"kernels: iteragpu {kernel_trace['kernels']}, transformers {kernel_trace['peer_kernels']}, "
-                            f"first difference at {kernel_trace['first_difference']}")
-            for difference in kernel_trace["differences"][:4]:
-                mine_ns, peer_ns = difference["nanoseconds"]
-                problems.append(f"    {difference['count']} time(s), at {difference['positions']}: iteragpu "
-                                f"{difference['iteragpu'][:90]} ({mine_ns / 1e3:.1f} us), transformers "
-                                f"{difference['transformers'][:90]} ({peer_ns / 1e3:.1f} us)")
-        if kernel_trace is not None:
-            for part, ratio in sorted(kernel_trace["ratios"].items()):
-                if abs(ratio - 1) > 0.03:
-                    problems.append(f"summed kernel GPU time ({part}) {ratio:.3f}x transformers'")
-            if set(kernel_trace["ratios"]) == {"total"}:
-                problems.append("kernel trace: the run could not be cut into forwards at its argmax kernels")
+        kernel_trace, trace_problems = trace_cell(args, label, environment, run_peer, run_iteragpu)
+        problems += trace_problems
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
         for source in (measured_file, peer_file):
@@ -468,8 +481,8 @@ def compare_kernels(args, cell):
                 copy.write(handle.read())
     peer_kernels, mine_kernels = kernels_of(peer_csv), kernels_of(mine_csv)
     peer, mine = [name for name, _ in peer_kernels], [name for name, _ in mine_kernels]
-    first = next((i for i, (a, b) in enumerate(zip(mine, peer)) if a != b), None)
-    same = first is None and len(mine) == len(peer)
+    _, first = differing_names(mine, peer)
+    same = first is None
     # The GPU time the kernels themselves take (no launch gaps): the sum of their durations.
     # A kernel without its duration (the metric missing from ncu's output) leaves no ratio.
     timed = all(t is not None for _, t in mine_kernels + peer_kernels)
