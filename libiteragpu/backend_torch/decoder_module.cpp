@@ -125,6 +125,14 @@ class DecoderModule final : public TorchWorkload {
                                   at::TensorOptions().dtype(file_scalar_type(tensor.dtype)));
       *found->second = host.to(device_, scalar_type_);
     }
+    // transformers' weights are nn.Parameters, whose requires_grad stays true under
+    // inference_mode, and ATen reads it: matmul folds a 3-D input into one GEMM when the weight
+    // requires grad (should_fold in ATen's LinearAlgebra.cpp). The prefill's lm_head input, the
+    // last position sliced from [batch, positions, hidden], is strided, so only that flag makes
+    // it one GEMM as in transformers; without it ATen runs a batched GEMM, another cuBLAS
+    // kernel (on an H100 at 4 × 2,048: 731 µs against transformers' 195 µs).
+    for (auto& destination : destinations)
+      if (destination.second->defined()) destination.second->requires_grad_(true);
     if (a_.tie_word_embeddings) lm_head_ = embed_tokens_;
     // The rotary buffers, inv_freq and original_inv_freq: empty on the device, then filled
     // from the CPU computation, as _move_missing_keys_from_meta_to_device and _init_weights do.
