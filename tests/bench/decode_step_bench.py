@@ -53,18 +53,15 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", help="write every cell's result here")
     options = parser.parse_args()
-    args = argparse.Namespace(cli=options.cli, work_dir=options.work_dir, new_tokens=16, warmup=1, repeats=2,
-                              seed=20260924, rounds=options.rounds, keep=None, kernel_trace=None)
+    args = decoder_conformance.argument_parser().parse_args(
+        ["--cli", options.cli, "--work-dir", options.work_dir, "--rounds", str(options.rounds)])
     os.makedirs(args.work_dir, exist_ok=True)
     print("cell                                decode step host, warm median   ratio iteragpu/transformers     "
           "weights_load (iteragpu, transformers, ratio)")
     print("                                   iteragpu  transformers        median (lowest-highest) x rounds")
     results = []
     for cell in options.cells:
-        try:
-            result = decoder_conformance.compare_cell(args, cell)
-        except decoder_conformance.subprocess.CalledProcessError as error:
-            result = dict(cell=cell, ok=False, problems=[str(error)])
+        result = decoder_conformance.compare_cell_or_failure(args, cell)
         size = checkpoint_bytes(result["checkpoint_folder"]) if "checkpoint_folder" in result else 0
         results.append(dict(result, checkpoint_bytes=size))
         print(timing_row(result, size), flush=True)

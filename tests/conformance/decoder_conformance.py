@@ -500,15 +500,8 @@ def compare_kernels(args, cell):
                 kernel_ns=mine_ns, peer_kernel_ns=peer_ns, kernel_time_ratio=ratio)
 
 
-def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--write":
-        write_checkpoint(sys.argv[2], sys.argv[3], sys.argv[4])
-        return 0
-    if len(sys.argv) > 1 and sys.argv[1] == "--peer":
-        folder, dtype, batch, context, options, out = sys.argv[2:8]
-        result = reference(folder, dtype, int(batch), int(context), **json.loads(options))
-        json.dump(result, open(out, "w"))
-        return 0
+def argument_parser():
+    """The step's options, also read by tests/bench/decode_step_bench.py (one set of defaults)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--cli", required=True)
     parser.add_argument("--work-dir", required=True)
@@ -524,14 +517,31 @@ def main():
                                                "of processes traced, and its kernels' names and GPU time compared")
     parser.add_argument("--rounds", type=int, default=1,
                         help="timing rounds: pairs of processes, transformers and iteragpu alternating")
-    args = parser.parse_args()
+    return parser
+
+
+def compare_cell_or_failure(args, cell):
+    """compare_cell, or the cell marked failed with why when one of its processes failed."""
+    try:
+        return compare_cell(args, cell)
+    except subprocess.CalledProcessError as error:
+        return dict(cell=cell, ok=False, problems=[f"{error}"])
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--write":
+        write_checkpoint(sys.argv[2], sys.argv[3], sys.argv[4])
+        return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--peer":
+        folder, dtype, batch, context, options, out = sys.argv[2:8]
+        result = reference(folder, dtype, int(batch), int(context), **json.loads(options))
+        json.dump(result, open(out, "w"))
+        return 0
+    args = argument_parser().parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
     results = []
     for cell in args.cells:
-        try:
-            results.append(compare_cell(args, cell))
-        except subprocess.CalledProcessError as error:
-            results.append(dict(cell=cell, ok=False, problems=[f"{error}"]))
+        results.append(compare_cell_or_failure(args, cell))
         r = results[-1]
         print(f"{cell}: {'equal' if r['ok'] else 'DIFFERENT'}", flush=True)
         for problem in r["problems"]:
