@@ -16,11 +16,11 @@ std::string text_option(const po::variables_map& values, const char* name, const
 void add_model_options(po::options_description& options) {
   options.add_options()
       ("batch", po::value<std::string>(), "input batch size (default 1)")
-      ("context", po::value<std::string>(), "positions per input; no attention, no KV cache (default 16)")
+      ("context", po::value<std::string>(), "positions per input (default 16); with --model the prompt length")
       ("width", po::value<std::string>(), "model width (default 64)")
       ("hidden", po::value<std::string>(), "hidden size of the MLP (default 4 x width)")
-      ("dtype", po::value<std::string>()->default_value("float32"),
-       "weights and inputs: float32, float16 or bfloat16")
+      ("dtype", po::value<std::string>(),
+       "weights and inputs: float32, float16 or bfloat16 (default float32; with --model the checkpoint's own)")
       ("warmup", po::value<std::string>(), "warm-up forwards, measured together (default 1; 0 = none)")
       ("repeats", po::value<std::string>(), "measured warm forwards, one row each (default 2)")
       ("seed", po::value<std::string>(), "seed of the model and input initialisation (default 20260924)");
@@ -43,33 +43,26 @@ void add_backend_option(po::options_description& options) {
 }
 
 MeasureConfiguration measure_configuration_from(const po::variables_map& values, bool output_required) {
+  // Absent options stay absent: MeasureConfiguration::parse checks what goes together, for
+  // the command line and Python alike.
+  auto given = [&values](const char* name) -> std::optional<std::string> {
+    if (!values.count(name) || values[name].defaulted()) return std::nullopt;
+    return option_text(values, name);
+  };
   MeasureRequest request;
   request.device = option_text(values, "device");  // measure defaults to cuda:0; predict to none
   request.batch = text_option(values, "batch", request.batch);
   request.context = text_option(values, "context", request.context);
-  request.width = text_option(values, "width", request.width);
-  request.hidden = text_option(values, "hidden", request.hidden);
-  request.model = text_option(values, "model", request.model);
-  request.new_tokens = text_option(values, "new-tokens", request.new_tokens);
-  // --dtype shows its default in --help; with --model, left out means the checkpoint's.
-  const bool dtype_given = values.count("dtype") && !values["dtype"].defaulted();
-  request.dtype = request.model.empty() || dtype_given ? text_option(values, "dtype", "float32") : "";
-  if (values.count("model") && request.model.empty())
-    throw UsageError("model", "empty value; expected a checkpoint folder (config.json and safetensors weights)");
-  if (!request.model.empty())
-    for (const char* synthetic_only : {"width", "hidden"})
-      if (values.count(synthetic_only))
-        throw UsageError(synthetic_only, "is a size of the synthetic MLP; with --model the checkpoint's config.json "
-                                         "gives the model's sizes");
-  if (values.count("new-tokens") && request.model.empty())
-    throw UsageError("new-tokens", "needs --model (the synthetic MLP has no decode steps)");
+  request.width = given("width");
+  request.hidden = given("hidden");
+  request.dtype = given("dtype");
+  request.model = given("model");
+  request.new_tokens = given("new-tokens");
   request.warmup = text_option(values, "warmup", request.warmup);
   request.repeats = text_option(values, "repeats", request.repeats);
   request.seed = text_option(values, "seed", request.seed);
   request.output = output_option(values);
   request.backend_path = text_option(values, "backend", request.backend_path);
-  if (values.count("hidden") && request.hidden.empty())  // empty would mean the default
-    throw UsageError("hidden", "empty value; expected a whole number (leave --hidden out for 4 x width)");
   if (output_required && request.output.empty())
     throw UsageError("output", "required: the name of a new JSON file for the result");
   return MeasureConfiguration::parse(request);

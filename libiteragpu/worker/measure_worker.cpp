@@ -8,11 +8,13 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <string>
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/measurement_runner.hpp"
+#include "iteragpu/output_files.hpp"
 #include "iteragpu/phase_measurer.hpp"
 #include "runner/worker_protocol.hpp"
 
@@ -55,33 +57,87 @@ bool runner_says_continue() {
   return count == 1 && answer == worker_protocol::kContinue;
 }
 
-int run_measure_worker() {
+// Set once the result (or the error) record is sent: the worker then has nothing to stop.
+std::atomic<bool> outcome_sent{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+// Holds back the interrupting signals for a scope: a handler never sees a record half
+// written, nor the record it sends half updated.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t interrupting;
+    sigemptyset(&interrupting);
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&interrupting, signal_number);
+    sigprocmask(SIG_BLOCK, &interrupting, &previous_);
+  }
+  ~SignalsHeld() { sigprocmask(SIG_SETMASK, &previous_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
+// What a signal handler needs, made before any handler is installed: the channel and the
+// record that says the worker was interrupted, and where (a handler only writes it and exits).
+int channel_fd = -1;
+std::string interrupted_record;
+
+void say_interrupted(const std::string& when) {
+  interrupted_record = worker_protocol::error_record(record_of(Interrupted("interrupted " + when + "; nothing was written")));
+}
+
+// Sends a record whole. `outcome` marks the last record: after it there is nothing to stop.
+void send(int fd, const std::string& record, bool outcome = false) {
+  const SignalsHeld held;
+  write_all(fd, record);
+  if (outcome) outcome_sent.store(true);
+}
+
+// SIGINT, SIGTERM, SIGHUP, and the runner's death (PR_SET_PDEATHSIG): the worker stops at
+// once, in any phase (planning, the prediction, a GPU phase), its temporary file removed; the
+// driver frees its GPU memory with the process. Once its result is published it finishes
+// instead, so its status never contradicts the file.
+void stop_at_once(int) {
+  if (output_committed() || outcome_sent.load()) return;
+  remove_live_temporary_files();
+  write_all(channel_fd, interrupted_record);
+  _exit(static_cast<int>(ExitCode::kInterrupted));
+}
+
+int run_measure_worker(const char* runner_pid) {
   // The channel is the original stdout; fd 1 then goes to stderr, so nothing LibTorch or a
   // driver prints can corrupt a record.
   const int channel = dup(STDOUT_FILENO);
   dup2(STDERR_FILENO, STDOUT_FILENO);
+  channel_fd = channel;
+  say_interrupted("before the measurement started");
   signal(SIGPIPE, SIG_IGN);
   struct sigaction action {};
-  action.sa_handler = [](int) { PhaseMeasurer::request_interrupt(); };
+  action.sa_handler = stop_at_once;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGHUP, &action, nullptr);
-  // A runner that dies (killed, or a signal it does not handle) must not leave its worker to
-  // publish a result nobody waits for: the worker is interrupted with it and stops at the
-  // next phase boundary, writing nothing. (A runner gone before this line is seen at that
-  // boundary too: its end of the request pipe is closed.)
-  prctl(PR_SET_PDEATHSIG, SIGINT);
+  // A runner that dies (killed, or a signal it does not handle) takes its worker with it. One
+  // gone before this line has left the worker to another parent: it stops here.
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (runner_pid == nullptr || std::to_string(getppid()) != runner_pid) stop_at_once(SIGTERM);
 
   try {
     const worker_protocol::WorkerRequest task = worker_protocol::parse_request(read_request_record());
     const MeasureConfiguration& configuration = task.configuration;
     if (task.task == worker_protocol::Task::kPlan) {
-      write_all(channel, worker_protocol::plan_record(plan_device_targets(configuration)));
+      send(channel, worker_protocol::plan_record(plan_device_targets(configuration)), true);
       return 0;
     }
     const PhaseProgress progress = [channel](const PhaseRow& row, int done, int total) {
-      write_all(channel, worker_protocol::progress_record(row, done, total));
+      {
+        const SignalsHeld held;
+        write_all(channel, worker_protocol::progress_record(row, done, total));
+        say_interrupted("after phase " + row.phase);
+      }
       if (!runner_says_continue()) PhaseMeasurer::request_interrupt();  // stops at the next boundary
     };
     const PhaseMeasurer measurer;
@@ -91,13 +147,13 @@ int run_measure_worker() {
     } else {
       measurer.measure(configuration, progress, &json);
     }
-    write_all(channel, worker_protocol::record(json));
+    send(channel, worker_protocol::record(json), true);
     return 0;
   } catch (const Error& error) {
-    write_all(channel, worker_protocol::error_record(record_of(error)));
+    send(channel, worker_protocol::error_record(record_of(error)), true);
     return static_cast<int>(error.exit_code());
   } catch (const std::exception& error) {
-    write_all(channel, worker_protocol::error_record({"Error", "", std::string("internal error: ") + error.what()}));
+    send(channel, worker_protocol::error_record({"Error", "", std::string("internal error: ") + error.what()}), true);
     return static_cast<int>(ExitCode::kInternalError);
   }
 }
@@ -105,4 +161,5 @@ int run_measure_worker() {
 }  // namespace
 }  // namespace iteragpu
 
-int main() { return iteragpu::run_measure_worker(); }
+// argv[1]: the runner's process id (WorkerProcess passes it).
+int main(int argc, char** argv) { return iteragpu::run_measure_worker(argc > 1 ? argv[1] : nullptr); }

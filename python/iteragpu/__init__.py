@@ -223,7 +223,8 @@ def packages(*, model, batch=None, context=None, new_tokens=None, dtype=None, wa
     """Which rental package's GPU holds a checkpoint at a batch and context, as
     ``iteragpu packages --model`` judges it: the predicted peak reserved bytes plus the
     process's memory outside the caching allocator, against each catalog GPU model's memory
-    (data/gpu-memory.csv: measured for the H200, vendors' figures otherwise). One GPU per
+    (data/gpu-memory.csv: the total the runtime reports, measured on the H200 and H100 or
+    published with its source; a nominal size where none is known, which never "fits"). One GPU per
     model instance: splitting a model over several GPUs is not modelled.
 
     Args:

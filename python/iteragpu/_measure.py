@@ -12,9 +12,9 @@ from . import _iteragpu
 class PhaseMeasurer:
     """Measures Linear -> GELU -> Linear on one GPU or several, phase by phase (see measure())."""
 
-    def measure(self, *, device="cuda:0", batch=1, context=16, width=64, hidden=None,
+    def measure(self, *, device="cuda:0", batch=1, context=16, width=None, hidden=None,
                 dtype=None, warmup=1, repeats=2, seed=20260924, output=None,
-                backend_path=None, in_process=False, progress=None, model=None, new_tokens=16):
+                backend_path=None, in_process=False, progress=None, model=None, new_tokens=None):
         """Measures memory and time phase by phase.
 
         Args:
@@ -22,8 +22,8 @@ class PhaseMeasurer:
                 measures each GPU in its own worker at the same time and returns a
                 MeasurementSummary (output is then required: the summary file, each GPU's
                 result beside it as <stem>-cuda<N>.json).
-            batch, context, width: input shape [batch, context, width] (defaults 1, 16, 64);
-                context is a number of positions (no attention, no KV cache).
+            batch, context, width: input shape [batch, context, width] (defaults 1, 16; width
+                None: 64); context is a number of positions (no attention, no KV cache).
             hidden: hidden width; None (default) means 4 x width.
             dtype: "float32", "float16" or "bfloat16"; None (default): float32, or with model
                 the checkpoint's own.
@@ -32,8 +32,11 @@ class PhaseMeasurer:
             model: a local dense decoder-only checkpoint folder (config.json and safetensors
                 weights: Llama, Mistral, Qwen2, Qwen3) run as transformers runs it, instead of
                 the synthetic MLP: batch x context random token ids are the prompt; width and
-                hidden come from its config.json (giving them is a UsageError).
-            new_tokens: with model, decode steps after each prefill, one row each (default 16).
+                hidden come from its config.json (giving them is a UsageError, as model="" is).
+            new_tokens: with model, decode steps after each prefill, one row each (None: 16);
+                without model a UsageError.
+                None for any keyword leaves it out, as an option not given on the command line:
+                the core checks the request as it checks the command line's.
             seed: initialisation seed (default fixed).
                 Numbers may be int or str, parsed by the core as the command line's are.
             output: the JSON file to create (str or os.PathLike). It must not exist; it is
@@ -52,12 +55,6 @@ class PhaseMeasurer:
             UsageError, BackendUnavailable, DeviceUnavailable, OutputExists, OutOfMemory,
             MeasurementFailed, Interrupted (see the iteragpu module's documentation).
         """
-        if model is not None and (width != 64 or hidden is not None):
-            raise _usage_error("width" if width != 64 else "hidden",
-                               "is a size of the synthetic MLP; with model the checkpoint's config.json "
-                               "gives the model's sizes")
-        if model is None and new_tokens != 16:
-            raise _usage_error("new_tokens", "needs model (the synthetic MLP has no decode steps)")
         request = _iteragpu.MeasureRequest(
             device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
             warmup=warmup, repeats=repeats, seed=seed, output=output, backend_path=backend_path,
@@ -72,20 +69,14 @@ class PhaseMeasurer:
                 callback.close()  # our own progress line: end it even after an error
 
 
-def measure(*, device="cuda:0", batch=1, context=16, width=64, hidden=None, dtype=None,
+def measure(*, device="cuda:0", batch=1, context=16, width=None, hidden=None, dtype=None,
             warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
-            in_process=False, progress=None, model=None, new_tokens=16):
+            in_process=False, progress=None, model=None, new_tokens=None):
     """Same as PhaseMeasurer().measure(...); see there."""
     return PhaseMeasurer().measure(
         device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
         warmup=warmup, repeats=repeats, seed=seed, output=output, backend_path=backend_path,
         in_process=in_process, progress=progress, model=model, new_tokens=new_tokens)
-
-
-def _usage_error(field, reason):
-    error = _iteragpu.UsageError(f"{field}: {reason}")
-    error.field = field
-    return error
 
 
 def _progress_callback(progress, request):
@@ -100,9 +91,9 @@ def _progress_callback(progress, request):
     return progress
 
 
-def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=64, hidden=None,
+def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=None, hidden=None,
           dtype=None, warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
-          progress=None, model=None, new_tokens=16):
+          progress=None, model=None, new_tokens=None):
     """The largest value of one dimension whose peak reserved memory stays under a budget.
 
     From the configuration given, ``vary`` grows geometrically, then a bisection finds the

@@ -9,6 +9,7 @@
 
 #include "bindings.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 
 namespace iteragpu::python {
 namespace {
@@ -91,7 +92,10 @@ void raise_python(PyObject* type, const Error& error) {
       message = keyword_name(usage->field()) + ": " + usage->reason();
     }
   }
-  py::object instance = py::reinterpret_borrow<py::object>(type)(message);
+  // Text from a file or an option (a shard's name, an architecture) reaches the message as
+  // the command line shows it: escaped (printable_text.hpp), so a notebook or a terminal that
+  // prints the exception shows it and nothing it could do.
+  py::object instance = py::reinterpret_borrow<py::object>(type)(printable(message));
   if (!field.is_none()) instance.attr("field") = field;
   PyErr_SetObject(type, instance.ptr());
 }

@@ -373,45 +373,54 @@ void register_measure_request(py::module_& m) {
              request.device = text_keyword(device, "device");
              request.batch = numeric_keyword_text(batch, "batch");
              request.context = numeric_keyword_text(context, "context");
-             request.width = numeric_keyword_text(width, "width");
-             request.hidden = hidden.is_none() ? "" : numeric_keyword_text(hidden, "hidden");
-             // None: float32 for the synthetic MLP, the checkpoint's own with a model.
-             request.dtype = dtype.is_none() ? "" : text_keyword(dtype, "dtype");
+             // None: left out, as an option not given on the command line; the core checks
+             // what goes together (MeasureConfiguration::parse).
+             const auto given = [](py::handle value, auto text_of) -> std::optional<std::string> {
+               if (value.is_none()) return std::nullopt;
+               return text_of(value);
+             };
+             request.width = given(width, [](py::handle v) { return numeric_keyword_text(v, "width"); });
+             request.hidden = given(hidden, [](py::handle v) { return numeric_keyword_text(v, "hidden"); });
+             request.dtype = given(dtype, [](py::handle v) { return text_keyword(v, "dtype"); });
              request.warmup = numeric_keyword_text(warmup, "warmup");
              request.repeats = numeric_keyword_text(repeats, "repeats");
              request.seed = numeric_keyword_text(seed, "seed");
              request.output = path_keyword_text(output, "output");
              request.backend_path = path_keyword_text(backend_path, "backend_path");
-             request.model = path_keyword_text(model, "model");
-             request.new_tokens = numeric_keyword_text(new_tokens, "new_tokens");
+             request.model = given(model, [](py::handle v) { return path_keyword_text(v, "model"); });
+             request.new_tokens = given(new_tokens, [](py::handle v) { return numeric_keyword_text(v, "new_tokens"); });
              return request;
            }),
            py::kw_only(), py::arg("device") = py::str(defaults.device),
            py::arg("batch") = py::int_(1), py::arg("context") = py::int_(16),
-           py::arg("width") = py::int_(64), py::arg("hidden") = py::none(),
+           py::arg("width") = py::none(), py::arg("hidden") = py::none(),
            py::arg("dtype") = py::none(), py::arg("warmup") = py::int_(1),
            py::arg("repeats") = py::int_(2), py::arg("seed") = py::int_(20260924),
            py::arg("output") = py::none(), py::arg("backend_path") = py::none(), py::arg("model") = py::none(),
-           py::arg("new_tokens") = py::int_(16),
-           "Keywords as for iteragpu.measure(); int or str for the numbers (hidden=None: 4 x width; "
-           "dtype=None: float32, or the checkpoint's with model).")
+           py::arg("new_tokens") = py::none(),
+           "Keywords as for iteragpu.measure(); int or str for the numbers; None leaves a keyword out "
+           "(width 64, hidden 4 x width, dtype float32 or the checkpoint's with model, new_tokens 16).")
       .def_readonly("device", &MeasureRequest::device)
       .def_readonly("batch", &MeasureRequest::batch)
       .def_readonly("context", &MeasureRequest::context, "Positions; no attention, no KV cache.")
-      .def_readonly("width", &MeasureRequest::width)
-      .def_readonly("hidden", &MeasureRequest::hidden, "'' means 4 x width.")
-      .def_readonly("dtype", &MeasureRequest::dtype)
+      .def_readonly("width", &MeasureRequest::width, "None: left out (64).")
+      .def_readonly("hidden", &MeasureRequest::hidden, "None: left out (4 x width).")
+      .def_readonly("dtype", &MeasureRequest::dtype, "None: left out (float32, or the checkpoint's).")
       .def_readonly("warmup", &MeasureRequest::warmup)
       .def_readonly("repeats", &MeasureRequest::repeats)
       .def_readonly("seed", &MeasureRequest::seed)
       .def_readonly("output", &MeasureRequest::output, "The JSON file to create ('' for none).")
       .def_readonly("backend_path", &MeasureRequest::backend_path)
-      .def_readonly("model", &MeasureRequest::model, "A checkpoint folder ('' for the synthetic MLP).")
-      .def_readonly("new_tokens", &MeasureRequest::new_tokens)
+      .def_readonly("model", &MeasureRequest::model, "A checkpoint folder (None for the synthetic MLP).")
+      .def_readonly("new_tokens", &MeasureRequest::new_tokens, "None: left out (16).")
       .def("__repr__", [](const MeasureRequest& r) {
+        const auto text = [](const std::optional<std::string>& value) {
+          return value ? "'" + *value + "'" : std::string("None");
+        };
         return "MeasureRequest(device='" + r.device + "', batch='" + r.batch + "', context='" + r.context +
-               "', width='" + r.width + "', hidden='" + r.hidden + "', dtype='" + r.dtype + "', warmup='" +
-               r.warmup + "', repeats='" + r.repeats + "')";
+               "', width=" + text(r.width) + ", hidden=" + text(r.hidden) + ", dtype=" + text(r.dtype) +
+               ", warmup='" + r.warmup + "', repeats='" + r.repeats + "', model=" + text(r.model) +
+               ", new_tokens=" + text(r.new_tokens) + ")";
       });
 
   py::class_<MeasureConfiguration>(m, "MeasureConfiguration", R"pbdoc(

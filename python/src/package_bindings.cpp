@@ -185,7 +185,7 @@ void register_fit(py::module_& m) {
                              "'9.0'; '' for a GPU the predictor does not model.")
       .def_property_readonly("memory_bytes", [](const PackageFit& f) { return f.memory.memory_bytes; })
       .def_property_readonly("memory_source", [](const PackageFit& f) { return f.memory.memory_source; },
-                             "'measured: ...' or 'vendor: ...'.")
+                             "'measured: ...' (this project's runs), 'reported: ...' (a published runtime total) or 'nominal: ...'.")
       .def_property_readonly("outside_allocator_bytes",
                              [](const PackageFit& f) { return f.memory.outside_allocator_bytes; })
       .def_property_readonly("outside_allocator_source",

@@ -153,7 +153,8 @@ TEST(MeasureConfiguration, CheckedRefusesWhatParseRefuses) {
 
 TEST(SyntheticModel, HugeProductsAreRefusedNotOverflowed) {
   MeasureRequest request = seed_example();
-  request.batch = request.context = request.width = std::to_string(std::int64_t{1} << 24);
+  request.batch = request.context = std::to_string(std::int64_t{1} << 24);
+  request.width = request.batch;
   request.hidden = "1";
   const std::string message = message_of<UsageError>([&] { SyntheticModel::from(MeasureConfiguration::parse(request)); });
   EXPECT_NE(message.find("input"), std::string::npos) << message;

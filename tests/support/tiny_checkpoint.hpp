@@ -82,11 +82,26 @@ struct TinyCheckpoint {
     return json + "}\n";
   }
 
-  // Creates `directory` (which must not exist) with config.json and model.safetensors.
-  void write(const std::string& directory) const {
+  // Creates `directory` (which must not exist) with config.json and model.safetensors; with
+  // `sparse`, the tensors' data is a hole (a real shape that occupies no disk).
+  void write(const std::string& directory, bool sparse = false) const {
     if (::mkdir(directory.c_str(), 0755) != 0) throw std::runtime_error("cannot create " + directory);
     write_file(directory + "/config.json", config_json());
-    write_safetensors(directory + "/model.safetensors", tensors());
+    if (sparse) {
+      write_sparse_safetensors(directory + "/model.safetensors", tensors());
+    } else {
+      write_safetensors(directory + "/model.safetensors", tensors());
+    }
+  }
+
+  // Llama-3-8B's shape (32 layers, hidden 4,096, 32 query / 8 KV heads, MLP 14,336, vocabulary
+  // 128,256), 131,072 positions; write it sparse.
+  static TinyCheckpoint llama_3_8b_shape() {
+    TinyCheckpoint shape;
+    shape.layers = 32, shape.hidden = 4096, shape.intermediate = 14336, shape.heads = 32, shape.kv_heads = 8;
+    shape.vocab = 128256;
+    shape.extra["max_position_embeddings"] = "131072";
+    return shape;
   }
 };
 

@@ -4,6 +4,7 @@
 // MeasureConfiguration that everything inside the core takes, and the model derived from it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace iteragpu {
@@ -14,21 +15,23 @@ inline constexpr std::int64_t kMaxModelDimension = std::int64_t{1} << 24;  // 16
 inline constexpr int kMaxForwardCount = 100000;
 
 // As written on the command line or in a Python keyword: text, parsed by
-// MeasureConfiguration::parse, the one parser of measurement requests.
+// MeasureConfiguration::parse, the one parser and the one set of checks of measurement
+// requests for both faces. An option left out is absent (std::nullopt), which is not the same
+// as given empty: `--model ''` or model="" is refused, never taken for the synthetic MLP.
 struct MeasureRequest {
   std::string device = "cuda:0";  // cuda:N; `all` or cuda:0,cuda:1 for the runner
   std::string batch = "1";
-  std::string context = "16";     // positions; no attention, no KV cache
-  std::string width = "64";
-  std::string hidden;             // empty: 4 × width
-  std::string dtype;              // float32 | float16 | bfloat16; empty: float32, or the checkpoint's
+  std::string context = "16";     // the synthetic MLP's positions, or a checkpoint's prompt length
+  std::optional<std::string> width;       // the synthetic MLP's; absent: 64
+  std::optional<std::string> hidden;      // the synthetic MLP's; absent: 4 × width
+  std::optional<std::string> dtype;       // float32 | float16 | bfloat16; absent: float32, or the checkpoint's
   std::string warmup = "1";
   std::string repeats = "2";
   std::string seed = "20260924";
   std::string output;             // JSON file to create; must not exist
   std::string backend_path;       // explicit plugin file; empty = default search
-  std::string model;              // a checkpoint folder: the decoder workload; empty: the synthetic MLP
-  std::string new_tokens = "16";  // decode steps after the prefill (decoder workload)
+  std::optional<std::string> model;       // a checkpoint folder: the decoder workload; absent: the synthetic MLP
+  std::optional<std::string> new_tokens;  // with a model: decode steps after the prefill; absent: 16
 };
 
 // A request checked and resolved: whole numbers in range, hidden given (4 × width when the
@@ -49,8 +52,10 @@ struct MeasureConfiguration {
   std::string model;              // empty: the synthetic MLP (width, hidden); else a checkpoint folder
   int new_tokens = 16;            // with a model: decode steps after the prefill
 
-  // Throws UsageError naming the field and what is accepted. The device text is kept as
-  // written: a single measurement checks it is cuda:N, the runner also accepts lists.
+  // Throws UsageError naming the field and what is accepted: a value out of range, an empty
+  // one, an option of the other workload (width or hidden with a model, new tokens without).
+  // The device text is kept as written: a single measurement checks it is cuda:N, the runner
+  // also accepts lists.
   static MeasureConfiguration parse(const MeasureRequest& request);
   // This configuration with every value checked as parse checks it (UsageError) and hidden
   // resolved: what the core's entry points run, whoever built the configuration.

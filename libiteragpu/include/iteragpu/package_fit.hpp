@@ -22,16 +22,24 @@ namespace iteragpu {
 struct GpuMemory {
   std::string gpu;                 // the catalog's key ("h200")
   std::string compute_capability;  // "9.0"; empty for a GPU the predictor does not model (ROCm)
-  std::uint64_t memory_bytes = 0;  // total memory
-  std::string memory_source;       // "measured: ..." or "vendor: ..."
+  // The total memory the CUDA runtime reports (cudaMemGetInfo, LibTorch's total_memory) when
+  // memory_source starts "measured:" (on this project's runs) or "reported:" (a published
+  // runtime figure, with its source); otherwise ("nominal:") a figure the runtime's total
+  // cannot exceed, the vendor's nominal size in its larger reading (24 GB as 24 GiB), which
+  // can only show that a run does not fit.
+  std::uint64_t memory_bytes = 0;
+  std::string memory_source;
   std::uint64_t outside_allocator_bytes = 0;  // the process's GPU memory outside the allocator
   std::string outside_allocator_source;       // "measured: ..." or "allowance: ..."
   int line = 0;
 
-  bool memory_measured() const { return memory_source.rfind("measured", 0) == 0; }
+  // Whether memory_bytes is the total the runtime reports on this GPU model (else a bound).
+  bool memory_is_runtime_total() const;
+  bool outside_allocator_measured() const { return outside_allocator_source.rfind("measured:", 0) == 0; }
 };
 
-// Reads the table strictly (DataFileError "file:line: reason"); the shipped one by default.
+// Reads the table strictly (DataFileError "file:line: reason"): a memory source starts
+// "measured:", "reported:" or "nominal:", figures stay below 2^62 bytes. The shipped one by default.
 std::vector<GpuMemory> load_gpu_memory(const std::string& path);
 std::string shipped_gpu_memory_path();
 
@@ -44,6 +52,10 @@ struct PackageFitRequest {
 };
 
 struct PackageFit {
+  // kFits only where everything is known: the needed bytes exact, the memory the runtime's
+  // own total, and (where the footprint outside the allocator is an allowance, not measured on
+  // that GPU model) 2 % of it to spare. kDoesNotFit where the needed bytes, exact or a lower
+  // bound, pass the memory (or the bound a nominal figure sets). Anything else is kUncertain.
   enum class Verdict { kFits, kDoesNotFit, kUncertain, kNotAssessed };
   GpuMemory memory;
   std::string gpu_name;
@@ -54,7 +66,7 @@ struct PackageFit {
   // by the rules), "at least" (it can only be higher: the attention backend outside compute
   // capability 9.0) or "may differ" (either way: allocator settings in the environment).
   std::string required_unchecked;
-  std::int64_t headroom_bytes = 0;   // memory − required (negative: short by that much)
+  std::int64_t headroom_bytes = 0;   // memory − required (negative: short by that much); both below 2^62
   std::string reason;                // why the verdict (always set)
   std::optional<Quote> quote;        // with days: one lot's price for that duration
   std::optional<GeneratedTokensCost> tokens_cost;  // with a decode rate measured on this GPU model

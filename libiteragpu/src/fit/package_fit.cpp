@@ -31,14 +31,23 @@ constexpr const char* kFitSchema = "iteragpu.package-fit";
 constexpr int kFitSchemaVersion = 2;
 const std::vector<std::string> kGpuMemoryHeader = {"gpu", "compute_capability", "memory_bytes", "memory_source",
                                                    "outside_allocator_bytes", "outside_allocator_source"};
-// A GPU whose memory is a vendor's nominal figure fits only with this much headroom (per
-// thousand of its memory): the runtime keeps part of the nominal memory back (the H200
-// reports 139.8 GiB of a nominal 141, 0.85 % less). Within it the answer is "uncertain".
-constexpr std::uint64_t kVendorMarginPerMille = 20;
+// The headroom a fit needs where a figure is not this project's own measurement: a published
+// runtime total moves with the driver (up to ~115 MiB between the readings found of one GPU
+// model), and an allowance for the footprint outside the allocator is another GPU's figure
+// (2 % of the memory). Within it the answer is "uncertain".
+constexpr std::uint64_t kPublishedTotalMargin = std::uint64_t{256} << 20;
+constexpr std::uint64_t kAllowanceMarginPerMille = 20;
+// Figures in the table stay below this, so that needed bytes and headroom are exact in 64 bits.
+constexpr std::uint64_t kMaxTableBytes = std::uint64_t{1} << 62;
+constexpr const char* kMemorySourceKinds[] = {"measured:", "reported:", "nominal:"};
 
 std::uint64_t byte_count(const CsvRecord& record, std::size_t column, const std::string& path) {
   try {
-    return parse_whole_number_up_to_uint64(record.fields[column], kGpuMemoryHeader[column]);
+    const std::uint64_t bytes = parse_whole_number_up_to_uint64(record.fields[column], kGpuMemoryHeader[column]);
+    if (bytes >= kMaxTableBytes)
+      throw data_file_error(path, record.line, kGpuMemoryHeader[column] + ": " + std::to_string(bytes) +
+                                                   " is beyond any GPU; expected fewer than 2^62 bytes");
+    return bytes;
   } catch (const UsageError& error) {
     throw data_file_error(path, record.line, error.field() + ": " + error.reason());
   }
@@ -103,6 +112,48 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
   return {gpu->name, *rate};
 }
 
+// The verdict and its reason (PackageFit::Verdict): "fits" only on figures that all hold on
+// the real card.
+void judge(PackageFit& fit) {
+  const GpuMemory& memory = fit.memory;
+  const bool exact_need = fit.required_unchecked.empty();
+  const bool need_is_lower_bound = fit.required_unchecked == "at least";
+  const std::string unchecked_need = "the needed bytes are " +
+                                     std::string(need_is_lower_bound ? "a lower bound" : "unchecked either way") +
+                                     " here (a caveat below)";
+  if (fit.headroom_bytes < 0) {
+    const std::string short_by = "short by " + grouped_count(static_cast<std::uint64_t>(-fit.headroom_bytes)) + " bytes";
+    if (exact_need || need_is_lower_bound) {
+      fit.verdict = PackageFit::Verdict::kDoesNotFit;
+      fit.reason = short_by + (memory.memory_is_runtime_total() ? "" : " even of the nominal size, more than the runtime reports");
+    } else {
+      fit.verdict = PackageFit::Verdict::kUncertain;
+      fit.reason = short_by + ", but " + unchecked_need;
+    }
+    return;
+  }
+  fit.verdict = PackageFit::Verdict::kUncertain;
+  if (!exact_need) {
+    fit.reason = unchecked_need;
+  } else if (!memory.memory_is_runtime_total()) {
+    fit.reason = "the memory is the vendor's nominal size; the runtime reports less, by an amount not known here";
+  } else {
+    const bool published = memory.memory_source.rfind("reported:", 0) == 0;
+    const bool allowance = !memory.outside_allocator_measured();
+    const std::uint64_t margin = std::max(published ? kPublishedTotalMargin : 0,
+                                          allowance ? memory.memory_bytes / 1000 * kAllowanceMarginPerMille : 0);
+    std::string figures = published ? "a published runtime total (drivers differ by up to ~115 MiB)"
+                                    : "the runtime total measured";
+    figures += allowance ? " and an allowance for the footprint outside the allocator" : ", the footprint too";
+    if (static_cast<std::uint64_t>(fit.headroom_bytes) < margin) {
+      fit.reason = "less than " + gib(margin) + " to spare on " + figures;
+    } else {
+      fit.verdict = PackageFit::Verdict::kFits;
+      fit.reason = figures + (margin ? ", with " + gib(margin) + " to spare" : "");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<GpuMemory> load_gpu_memory(const std::string& path) {
@@ -126,6 +177,11 @@ std::vector<GpuMemory> load_gpu_memory(const std::string& path) {
     row.memory_bytes = byte_count(record, 2, path);
     if (row.memory_bytes == 0) throw data_file_error(path, record.line, "memory_bytes: 0");
     row.memory_source = record.fields[3];
+    if (std::none_of(std::begin(kMemorySourceKinds), std::end(kMemorySourceKinds),
+                     [&](const char* kind) { return row.memory_source.rfind(kind, 0) == 0; }))
+      throw data_file_error(path, record.line, "memory_source: " + quoted_for_message(row.memory_source) +
+                                                   " does not say what the figure is; expected it to start "
+                                                   "'measured:', 'reported:' (the runtime's total) or 'nominal:'");
     row.outside_allocator_bytes = byte_count(record, 4, path);
     row.outside_allocator_source = record.fields[5];
     for (const std::string* source : {&row.memory_source, &row.outside_allocator_source})
@@ -133,6 +189,10 @@ std::vector<GpuMemory> load_gpu_memory(const std::string& path) {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+bool GpuMemory::memory_is_runtime_total() const {
+  return memory_source.rfind("measured:", 0) == 0 || memory_source.rfind("reported:", 0) == 0;
 }
 
 const char* verdict_text(PackageFit::Verdict verdict) {
@@ -228,21 +288,7 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
     fit.required_unchecked = predicted->second.second;
     fit.required_bytes = fit.predicted_peak_reserved_bytes + fit.memory.outside_allocator_bytes;
     fit.headroom_bytes = static_cast<std::int64_t>(fit.memory.memory_bytes) - static_cast<std::int64_t>(fit.required_bytes);
-    const bool measured = fit.memory.memory_measured() && fit.memory.outside_allocator_source.rfind("measured", 0) == 0;
-    const std::uint64_t margin = measured ? 0 : fit.memory.memory_bytes / 1000 * kVendorMarginPerMille;
-    if (fit.headroom_bytes < 0) {
-      fit.verdict = PackageFit::Verdict::kDoesNotFit;
-      fit.reason = "short by " + grouped_count(static_cast<std::uint64_t>(-fit.headroom_bytes)) + " bytes";
-    } else if (static_cast<std::uint64_t>(fit.headroom_bytes) < margin) {
-      fit.verdict = PackageFit::Verdict::kUncertain;
-      fit.reason = "within 2 % of a vendor's nominal figure: the runtime may report less";
-    } else {
-      fit.verdict = PackageFit::Verdict::kFits;
-      fit.reason = measured ? "memory and the footprint outside the allocator measured on this GPU model"
-                            : "memory a vendor figure, the footprint outside the allocator an allowance";
-    }
-    if (!fit.required_unchecked.empty() && fit.verdict != PackageFit::Verdict::kDoesNotFit)
-      fit.reason += "; a caveat below leaves the predicted peak unchecked here";
+    judge(fit);
     if (rate && fit.quote && entry.covers_device(rate->device))
       fit.tokens_cost = generated_tokens_cost(rate->device, rate->rate, *fit.quote);
     report.packages.push_back(std::move(fit));
@@ -373,7 +419,9 @@ std::string PackageFitReport::to_json() const {
   json.key("caveats").value(caveats);
   json.key("notes").value(std::vector<std::string>{
       "Needed on one GPU = the predicted peak reserved bytes + the process's GPU memory outside the caching "
-      "allocator; a GPU whose memory is a vendor's nominal figure fits only with 2 % headroom (else uncertain).",
+      "allocator. \"fits\" needs exact needed bytes, the memory the runtime reports (measured or published) and, "
+      "where the footprint outside the allocator is an allowance, 2 % of the memory to spare; a nominal memory "
+      "figure only ever gives \"does not fit\" or \"uncertain\".",
       "One GPU per model instance: splitting a model over several GPUs is not modelled.",
       "Prices are those of the catalog; the shipped catalog's are illustrative, invented, not an offer."});
   return json.finish();

@@ -4,6 +4,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "mechanics/checked_count.hpp"
+
 namespace iteragpu {
 
 std::uint64_t CachingAllocatorModel::rounded_size(std::uint64_t requested_bytes) {
@@ -18,7 +20,9 @@ std::uint64_t CachingAllocatorModel::segment_size(std::uint64_t rounded_bytes) {
 }
 
 CachingAllocatorModel::BlockId CachingAllocatorModel::allocate(std::uint64_t requested_bytes) {
-  const std::uint64_t size = rounded_size(requested_bytes);
+  // Below 2^62, so rounding, segments and every counter stay exact (reserved bytes, and the
+  // model addresses laid out up to them, are checked in add_reserved).
+  const std::uint64_t size = rounded_size(CheckedCount::checked(requested_bytes));
   const bool small_pool = size <= kSmallSize;
   std::set<FreeKey>& pool = free_blocks(small_pool);
 
@@ -110,7 +114,7 @@ void CachingAllocatorModel::add_allocated(std::uint64_t bytes) {
 }
 
 void CachingAllocatorModel::add_reserved(std::uint64_t bytes) {
-  counters_.reserved_bytes += bytes;
+  counters_.reserved_bytes = CheckedCount::checked(counters_.reserved_bytes + bytes);
   counters_.peak_reserved_bytes = std::max(counters_.peak_reserved_bytes, counters_.reserved_bytes);
 }
 

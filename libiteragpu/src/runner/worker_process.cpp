@@ -49,7 +49,9 @@ WorkerProcess::WorkerProcess(const std::string& executable, const std::string& r
   sigaddset(&signals, SIGPIPE);
   posix_spawnattr_setsigdefault(&attributes, &signals);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  char* argv[] = {const_cast<char*>(executable.c_str()), nullptr};
+  // The worker checks that its parent is still this process (measure_worker.cpp).
+  const std::string runner_pid = std::to_string(getpid());
+  char* argv[] = {const_cast<char*>(executable.c_str()), const_cast<char*>(runner_pid.c_str()), nullptr};
   const int status = posix_spawn(&pid_, executable.c_str(), &actions, &attributes, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);

@@ -12,11 +12,15 @@
 #include <optional>
 #include <utility>
 
+#include "mechanics/checked_count.hpp"
+
 namespace iteragpu {
 namespace {
 
 using Block = AllocationRecorder::Block;
 constexpr std::uint64_t kFloat32 = 4, kInt64 = 8;
+// Every size below is a CheckedCount: a product of configuration values never wraps.
+using Count = CheckedCount;
 
 class DecoderForwards final : public ForwardAllocations {
  public:
@@ -32,9 +36,9 @@ class DecoderForwards final : public ForwardAllocations {
     r_ = &allocator;
     const bool prefill = cache_.empty();
     if (prefill) cache_.assign(static_cast<std::size_t>(a_.layers), LayerCache{});
-    const std::uint64_t positions = prefill ? context_ : 1;
-    const std::uint64_t rows = batch_ * positions;
-    const std::uint64_t hidden = u(a_.hidden_size), head_dim = u(a_.head_dim);
+    const Count positions = prefill ? context_ : Count(1);
+    const Count rows = batch_ * positions;
+    const Count hidden = u(a_.hidden_size), head_dim = u(a_.head_dim);
 
     const Block inputs_embeds = take(rows * hidden * e_);
     const Block arange = take(positions * kInt64);
@@ -82,7 +86,7 @@ class DecoderForwards final : public ForwardAllocations {
       if (layer.values) drop(*layer.values);
     }
     cache_.clear();
-    cached_positions_ = 0;
+    cached_positions_ = Count(0);
   }
 
  private:
@@ -90,17 +94,17 @@ class DecoderForwards final : public ForwardAllocations {
     std::optional<Block> keys, values;  // none before the first update (torch.tensor([]))
   };
 
-  static std::uint64_t u(std::int64_t value) { return static_cast<std::uint64_t>(value); }
-  Block take(std::uint64_t bytes) { return r_->allocate(bytes); }
+  static Count u(std::int64_t value) { return Count(static_cast<std::uint64_t>(value)); }
+  Block take(Count bytes) { return r_->allocate(bytes.value()); }
   void drop(Block block) { r_->free(block); }
-  Block gemm(std::uint64_t output_bytes, bool bias) {
+  Block gemm(Count output_bytes, bool bias) {
     const Block output = take(output_bytes);
     r_->gemm_workspaces(bias);
     return output;
   }
 
   // LlamaRMSNorm over `width`, for `rows` rows: float32 copies, the variance, the output.
-  Block rms_norm(std::uint64_t rows, std::uint64_t width) {
+  Block rms_norm(Count rows, Count width) {
     const Block hidden = take(rows * width * kFloat32);
     const Block squared = take(rows * width * kFloat32);
     const Block variance = take(rows * kFloat32);
@@ -117,7 +121,7 @@ class DecoderForwards final : public ForwardAllocations {
   }
 
   // (x * cos) + (rotate_half(x) * sin), x of `bytes`.
-  Block apply_rotary(std::uint64_t bytes) {
+  Block apply_rotary(Count bytes) {
     const Block first = take(bytes);
     const Block negated = take(bytes / 2);
     const Block rotated = take(bytes);
@@ -129,10 +133,10 @@ class DecoderForwards final : public ForwardAllocations {
     return output;
   }
 
-  Block attention(std::uint64_t rows, std::uint64_t positions, LayerCache& cache) {
-    const std::uint64_t head_dim = u(a_.head_dim);
-    const std::uint64_t query_bytes = rows * u(a_.attention_heads) * head_dim * e_;
-    const std::uint64_t key_bytes = rows * u(a_.kv_heads) * head_dim * e_;
+  Block attention(Count rows, Count positions, LayerCache& cache) {
+    const Count head_dim = u(a_.head_dim);
+    const Count query_bytes = rows * u(a_.attention_heads) * head_dim * e_;
+    const Count key_bytes = rows * u(a_.kv_heads) * head_dim * e_;
     Block query = 0, key = 0;
     if (a_.qk_norm) {  // the projection lives until its norm returns
       const Block projected_query = gemm(query_bytes, a_.qkv_bias);
@@ -150,7 +154,7 @@ class DecoderForwards final : public ForwardAllocations {
     const Block key_embedded = apply_rotary(key_bytes);
     drop(query), drop(key);
     // DynamicLayer.update: torch.cat onto the cache, the old cache freed on assignment.
-    const std::uint64_t cache_bytes = batch_ * u(a_.kv_heads) * (cached_positions_ + positions) * head_dim * e_;
+    const Count cache_bytes = batch_ * u(a_.kv_heads) * (cached_positions_ + positions) * head_dim * e_;
     const Block keys = take(cache_bytes);
     if (cache.keys) drop(*cache.keys);
     cache.keys = keys;
@@ -167,8 +171,8 @@ class DecoderForwards final : public ForwardAllocations {
     return output;
   }
 
-  Block decoder_layer(std::uint64_t rows, std::uint64_t positions, LayerCache& cache) {
-    const std::uint64_t hidden = u(a_.hidden_size), intermediate = u(a_.intermediate_size);
+  Block decoder_layer(Count rows, Count positions, LayerCache& cache) {
+    const Count hidden = u(a_.hidden_size), intermediate = u(a_.intermediate_size);
     const Block normed = rms_norm(rows, hidden);
     const Block attended = attention(rows, positions, cache);
     drop(normed);
@@ -191,10 +195,10 @@ class DecoderForwards final : public ForwardAllocations {
   }
 
   const DecoderArchitecture& a_;
-  std::uint64_t batch_, context_, e_;
+  Count batch_, context_, e_;
   AllocationRecorder* r_ = nullptr;
   std::vector<LayerCache> cache_;  // empty between sequences
-  std::uint64_t cached_positions_ = 0;
+  Count cached_positions_ = Count(0);
   std::optional<Block> token_;
 };
 
@@ -204,9 +208,9 @@ std::vector<std::uint64_t> decoder_tensor_bytes(const std::vector<DecoderTensor>
   std::vector<std::uint64_t> sizes;
   sizes.reserve(tensors.size());
   for (const DecoderTensor& tensor : tensors) {
-    std::uint64_t elements = 1;
-    for (std::int64_t dimension : tensor.shape) elements *= static_cast<std::uint64_t>(dimension);
-    sizes.push_back(elements * dtype_bytes);
+    CheckedCount bytes = dtype_bytes;
+    for (std::int64_t dimension : tensor.shape) bytes *= static_cast<std::uint64_t>(dimension);
+    sizes.push_back(bytes.value());
   }
   return sizes;
 }
@@ -214,13 +218,13 @@ std::vector<std::uint64_t> decoder_tensor_bytes(const std::vector<DecoderTensor>
 void allocate_decoder_weights(AllocationRecorder& allocator, const DecoderArchitecture& architecture,
                               const std::vector<DecoderTensor>& tensors, std::uint64_t dtype_bytes) {
   const std::vector<std::uint64_t> sizes = decoder_tensor_bytes(tensors, dtype_bytes);
-  std::uint64_t total = 0;
+  CheckedCount total = 0;
   for (std::uint64_t bytes : sizes) total += bytes;
   // caching_allocator_warmup: an empty float16 tensor of floor(bytes / 2) elements, freed.
-  if (total / 2 > 0) allocator.free(allocator.allocate(total / 2 * 2));
+  if (total.value() / 2 > 0) allocator.free(allocator.allocate(total.value() / 2 * 2));
   for (std::uint64_t bytes : sizes)
     if (bytes > 0) allocator.allocate(bytes);
-  const std::uint64_t inverse_frequencies = static_cast<std::uint64_t>(architecture.head_dim + 1) / 2 * kFloat32;
+  const std::uint64_t inverse_frequencies = (CheckedCount(static_cast<std::uint64_t>(architecture.head_dim + 1)) / 2 * kFloat32).value();
   allocator.allocate(inverse_frequencies);  // inv_freq
   allocator.allocate(inverse_frequencies);  // original_inv_freq
 }

@@ -41,8 +41,17 @@ class DecoderWorkload final : public Workload {
     check_count(new_tokens_, "new-tokens", 1);
     const std::int64_t positions = context_ + new_tokens_;
     if (batch_ * positions > kMaxTokenIds)
-      throw UsageError("", "batch " + std::to_string(batch_) + " x (context " + std::to_string(context_) +
-                               " + new tokens " + std::to_string(new_tokens_) + ") is beyond this bounded measurement");
+      throw UsageError("batch", std::to_string(batch_) + " x (context " + std::to_string(context_) + " + new tokens " +
+                                    std::to_string(new_tokens_) + ") = " + std::to_string(batch_ * positions) +
+                                    " token ids; accepted: at most " + std::to_string(kMaxTokenIds) +
+                                    " (this is a bounded measurement)");
+    // A cold sequence, the warm-up and warm ones; each a prefill and a row per new token.
+    const std::int64_t sequences = 1 + std::int64_t{configuration.warmup} + configuration.repeats;
+    const std::int64_t steps = sequences * (1 + std::int64_t{new_tokens_});
+    check_request_work(2 + steps, steps, checkpoint_.architecture.layers,
+                       "warmup " + std::to_string(configuration.warmup) + ", repeats " +
+                           std::to_string(configuration.repeats) + " and new-tokens " + std::to_string(new_tokens_),
+                       "2 + (1 + warmup + repeats) x (1 + new tokens)");
     // Positions beyond the model's own limit: transformers would run them, but no answer
     // about such a run describes the model (a recorded checkpoint carries no limit: 0).
     const std::int64_t max_positions = checkpoint_.architecture.max_position_embeddings;

@@ -8,6 +8,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/synthetic_model.hpp"
@@ -18,21 +19,38 @@
 namespace iteragpu {
 
 MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) {
+  // Which workload, and the options only the other one has.
+  if (request.model && request.model->empty())
+    throw UsageError("model", "empty value; expected a checkpoint folder (config.json and safetensors weights)");
+  const bool checkpoint = request.model.has_value();
+  if (checkpoint)
+    for (const auto& [name, value] : {std::pair{"width", &request.width}, std::pair{"hidden", &request.hidden}})
+      if (value->has_value())
+        throw UsageError(name, "is a size of the synthetic MLP; with --model the checkpoint's config.json gives the "
+                               "model's sizes");
+  if (!checkpoint && request.new_tokens)
+    throw UsageError("new-tokens", "needs --model (the synthetic MLP has no decode steps)");
+  if (request.hidden && request.hidden->empty())  // empty would read as the default
+    throw UsageError("hidden", "empty value; expected a whole number (leave --hidden out for 4 x width)");
+  if (request.dtype && request.dtype->empty())
+    throw UsageError("dtype", "empty value; expected float32, float16 or bfloat16 (leave --dtype out for " +
+                                  std::string(checkpoint ? "the checkpoint's own" : "float32") + ")");
+
   MeasureConfiguration configuration;
   configuration.device = request.device;
   configuration.batch = parse_whole_number(request.batch, "batch", 1, kMaxModelDimension);
   configuration.context = parse_whole_number(request.context, "context", 1, kMaxModelDimension);
-  configuration.width = parse_whole_number(request.width, "width", 1, kMaxModelDimension);
-  configuration.hidden = request.hidden.empty() ? 0 : parse_whole_number(request.hidden, "hidden", 1, kMaxModelDimension);
-  configuration.dtype = request.dtype;
+  configuration.width = parse_whole_number(request.width.value_or("64"), "width", 1, kMaxModelDimension);
+  configuration.hidden = request.hidden ? parse_whole_number(*request.hidden, "hidden", 1, kMaxModelDimension) : 0;
+  configuration.dtype = request.dtype.value_or("");
   configuration.warmup = static_cast<int>(parse_whole_number(request.warmup, "warmup", 0, kMaxForwardCount));
   configuration.repeats = static_cast<int>(parse_whole_number(request.repeats, "repeats", 1, kMaxForwardCount));
   configuration.seed = parse_whole_number_up_to_uint64(request.seed, "seed");
   configuration.output = request.output;
   configuration.backend_path = request.backend_path;
-  configuration.model = request.model;
+  configuration.model = request.model.value_or("");
   configuration.new_tokens =
-      static_cast<int>(parse_whole_number(request.new_tokens, "new-tokens", 1, kMaxForwardCount));
+      static_cast<int>(parse_whole_number(request.new_tokens.value_or("16"), "new-tokens", 1, kMaxForwardCount));
   return configuration.checked();
 }
 
