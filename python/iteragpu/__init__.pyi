@@ -88,12 +88,12 @@ def compare(*measurements: Union[Measurement, PathArg]) -> MeasurementComparison
 class PhaseMeasurer:
     """Measures in a fresh worker process unless in_process=True."""
     def measure(self, *, device: str = ..., batch: IntText = ..., context: IntText = ...,
-                width: IntText = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
+                width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
                 warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
                 output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
                 in_process: bool = ...,
                 progress: Progress = ..., model: Optional[PathArg] = ...,
-                new_tokens: IntText = ...) -> Union[Measurement, MeasurementSummary]: ...
+                new_tokens: Optional[IntText] = ...) -> Union[Measurement, MeasurementSummary]: ...
 
 def packages(*, model: PathArg, batch: Optional[IntText] = ..., context: Optional[IntText] = ...,
              new_tokens: Optional[IntText] = ..., dtype: Optional[str] = ..., warmup: Optional[IntText] = ...,
@@ -107,16 +107,16 @@ def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[s
             new_tokens: Optional[int] = ...) -> MemoryPrediction: ...
 
 def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
-            width: IntText = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
+            width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
             warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
             output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
             in_process: bool = ...,
             progress: Progress = ..., model: Optional[PathArg] = ...,
-            new_tokens: IntText = ...) -> Union[Measurement, MeasurementSummary]: ...
+            new_tokens: Optional[IntText] = ...) -> Union[Measurement, MeasurementSummary]: ...
 def sweep(vary: Literal["batch", "context", "width", "hidden", "new-tokens"], *, budget: IntText = ...,
-          device: str = ..., batch: IntText = ..., context: IntText = ..., width: IntText = ...,
-          hidden: Optional[IntText] = ..., dtype: str = ..., warmup: IntText = ...,
+          device: str = ..., batch: IntText = ..., context: IntText = ..., width: Optional[IntText] = ...,
+          hidden: Optional[IntText] = ..., dtype: Optional[str] = ..., warmup: IntText = ...,
           repeats: IntText = ..., seed: IntText = ..., output: Optional[PathArg] = ...,
           backend_path: Optional[PathArg] = ...,
           progress: Union[None, Literal[False], PointCallback] = ...,
-          model: Optional[PathArg] = ..., new_tokens: IntText = ...) -> SweepResult: ...
+          model: Optional[PathArg] = ..., new_tokens: Optional[IntText] = ...) -> SweepResult: ...

@@ -295,23 +295,23 @@ IntText = Union[int, str]
 class MeasureRequest:
     """As written: every value is text, parsed by the core (MeasureConfiguration.parse)."""
     def __init__(self, *, device: str = ..., batch: IntText = ..., context: IntText = ...,
-                 width: IntText = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
+                 width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
                  warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
                  output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
-                 model: Optional[PathArg] = ..., new_tokens: IntText = ...) -> None: ...
+                 model: Optional[PathArg] = ..., new_tokens: Optional[IntText] = ...) -> None: ...
     device: str
     batch: str
     context: str
-    width: str
-    hidden: str
-    dtype: str
+    width: Optional[str]
+    hidden: Optional[str]
+    dtype: Optional[str]
     warmup: str
     repeats: str
     seed: str
     output: str
     backend_path: str
-    model: str
-    new_tokens: str
+    model: Optional[str]
+    new_tokens: Optional[str]
 
 class MeasureConfiguration:
     @staticmethod

@@ -262,7 +262,6 @@ void BM_PredictCheckpoint70BSharded(benchmark::State& state) {
   request.model = sparse_checkpoints().decoder();
   request.batch = "4";
   request.context = "4096";
-  request.dtype = "";
   const auto target = iteragpu::PredictionTarget::from_table(9, 0);
   for (auto _ : state)
     benchmark::DoNotOptimize(

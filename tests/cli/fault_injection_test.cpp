@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "process_runner.hpp"
+#include "tiny_checkpoint.hpp"
 
 namespace iteragpu::testing {
 namespace {
@@ -385,6 +386,116 @@ TEST_F(FaultInjection, TheExitStatusNeverContradictsAPublishedFileUnderSignals) 
   aim_signals(environment, environment_time, 20, [&] { return path_exists(report); },
               [&] { std::remove(report.c_str()); }, fake);
   EXPECT_TRUE(leftovers(dir_.path()).empty());
+}
+
+// --- the measurement worker lives no longer than its command ---------------------------------
+
+// The command started on `args` with the test double's GPU phases slowed to a minute each;
+// returns its pid once its measurement worker runs (that worker's pid in `worker`).
+pid_t start_slow_measure(const std::vector<std::string>& args, pid_t& worker) {
+  const pid_t child = fork();
+  if (child == 0) {
+    setenv("ITERAGPU_BACKEND", ITERAGPU_FAKE_BACKEND_PATH, 1);
+    setenv("ITERAGPU_FAKE_BACKEND", "delay=forward:60000", 1);
+    std::vector<std::string> argv = args;
+    std::vector<char*> raw;
+    std::string program = ITERAGPU_CLI_PATH;
+    raw.push_back(program.data());
+    for (auto& arg : argv) raw.push_back(arg.data());
+    raw.push_back(nullptr);
+    const int null_fd = open("/dev/null", O_WRONLY);
+    dup2(null_fd, STDOUT_FILENO);
+    dup2(null_fd, STDERR_FILENO);
+    execv(program.c_str(), raw.data());
+    _exit(127);
+  }
+  worker = 0;
+  for (int tries = 0; tries < 500 && worker == 0; ++tries) {  // up to 10 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (const std::string& name : list_directory("/proc")) {
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::string stat;
+      try {
+        stat = read_file("/proc/" + name + "/stat");
+      } catch (...) {
+        continue;  // gone meanwhile
+      }
+      // "pid (comm) state ppid ...": the comm may hold spaces, the last ')' ends it.
+      const std::size_t close = stat.rfind(')');
+      if (stat.find("(iteragpu-measur") == std::string::npos || close == std::string::npos) continue;
+      int parent = 0;
+      char state = 0;
+      if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &parent) == 2 && parent == child)
+        worker = std::stoi(name);
+    }
+  }
+  return child;
+}
+
+// Whether `pid` is gone or a zombie (ended, not yet reaped by whoever inherited it).
+bool ended(pid_t pid) {
+  std::string stat;
+  try {
+    stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  } catch (...) {
+    return true;
+  }
+  const std::size_t close = stat.rfind(')');
+  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
+}
+
+bool ends_within(pid_t pid, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ended(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ended(pid);
+}
+
+// SIGKILL leaves the command no chance to stop its worker: the worker, in the middle of a
+// minute-long GPU phase, ends with it all the same (its parent-death signal).
+TEST_F(FaultInjection, KillingTheCommandEndsItsWorkerAtOnce) {
+  pid_t worker = 0;
+  const pid_t command = start_slow_measure({"measure", "--output", dir_.file("m.json")}, worker);
+  ASSERT_GT(worker, 0) << "no measurement worker was seen";
+  kill(command, SIGKILL);
+  waitpid(command, nullptr, 0);
+  EXPECT_TRUE(ends_within(worker, std::chrono::milliseconds(3000))) << "the worker outlived its command";
+  EXPECT_TRUE(list_directory(dir_.path()).empty());
+}
+
+// SIGTERM or SIGINT to the command in the middle of a minute-long phase: the command and its
+// worker end within seconds, exit 130, nothing written.
+TEST_F(FaultInjection, TerminatingTheCommandStopsItsWorkerInTheMiddleOfAPhase) {
+  for (int signal_number : {SIGTERM, SIGINT}) {
+    pid_t worker = 0;
+    const pid_t command = start_slow_measure({"measure", "--output", dir_.file("m.json")}, worker);
+    ASSERT_GT(worker, 0) << "no measurement worker was seen";
+    const auto sent = std::chrono::steady_clock::now();
+    kill(command, signal_number);
+    int status = 0;
+    waitpid(command, &status, 0);
+    const auto took = std::chrono::steady_clock::now() - sent;
+    EXPECT_LT(took, std::chrono::seconds(5)) << "signal " << signal_number;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << "signal " << signal_number << ": " << status;
+    EXPECT_TRUE(ends_within(worker, std::chrono::milliseconds(3000)));
+    EXPECT_TRUE(list_directory(dir_.path()).empty());
+  }
+}
+
+// A request whose counts are each within bounds but together past the work bound is refused
+// before anything is planned (its time and memory: tests/bench/request_bound_bench.sh).
+TEST_F(FaultInjection, AProductOfBoundedCountsIsRefusedAtOnce) {
+  const std::string model = dir_.file("tiny");
+  TinyCheckpoint().write(model);
+  for (const char* command : {"predict", "packages", "measure"}) {
+    std::vector<std::string> args = {command, "--model", model, "--warmup", "100000", "--repeats", "100000",
+                                     "--new-tokens", "4000"};
+    if (std::string(command) == "predict") args.insert(args.end(), {"--compute-capability", "9.0"});
+    if (std::string(command) == "measure") args.insert(args.end(), {"--output", dir_.file("m.json")});
+    expect_refused(cli(args), "800204003 phase rows");
+  }
 }
 
 TEST_F(FaultInjection, NoCommandIsOneLine) {

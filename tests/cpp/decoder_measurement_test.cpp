@@ -64,7 +64,6 @@ class DecoderMeasurement : public ::testing::Test {
     r.device = "cuda:0";
     r.batch = "1";
     r.context = "8";
-    r.dtype = "";
     r.warmup = "1";
     r.repeats = "2";
     r.model = model_;

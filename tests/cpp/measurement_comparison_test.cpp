@@ -212,7 +212,6 @@ Measurement measured_checkpoint(const std::string& folder, const std::string& ba
   MeasureRequest request;
   request.batch = batch;
   request.context = "8";
-  request.dtype = "";
   request.warmup = "1";
   request.repeats = "2";
   request.model = folder;

@@ -252,5 +252,22 @@ TEST(Printable, EscapesEveryControlCharacterAndNothingElse) {
   EXPECT_TRUE(has_control_characters("a\nb"));
 }
 
+// Invisible characters that change what a line shows, and bytes that are not UTF-8.
+TEST(Printable, EscapesFormatCharactersAndBytesThatAreNotUtf8) {
+  EXPECT_EQ(printable("Llama\xe2\x80\xae" "ForCausalLM"), "Llama\\u202eForCausalLM");  // U+202E RLO
+  EXPECT_EQ(printable("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u2066x\\u2069");                    // LRI, PDI
+  EXPECT_EQ(printable("a\xe2\x80\xa8" "b"), "a\\u2028b");                                      // line separator
+  EXPECT_EQ(printable("\xef\xbb\xbf" "name\xe2\x80\x8b"), "\\ufeff" "name\\u200b");             // BOM, ZWSP
+  EXPECT_EQ(printable("tag\xf3\xa0\x80\x81"), "tag\\U000e0001");                           // U+E0001
+  EXPECT_EQ(printable("\xff\xfe"), "\\xff\\xfe");                                         // not UTF-8
+  EXPECT_EQ(printable("\xe2\x80"), "\\xe2\\x80");                                         // cut short
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");                                         // overlong '/'
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");                                 // a surrogate
+  EXPECT_EQ(printable("\xf0\x9f\x98\x80 \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"),
+            "\xf0\x9f\x98\x80 \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d");  // an emoji, Hebrew: shown as they are
+  EXPECT_TRUE(has_control_characters("\xe2\x80\xae"));
+  EXPECT_FALSE(has_control_characters("\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"));
+}
+
 }  // namespace
 }  // namespace iteragpu::testing

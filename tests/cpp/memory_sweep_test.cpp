@@ -210,7 +210,6 @@ SweepRequest context_sweep(const std::string& model, const std::string& budget) 
   MeasureRequest start;
   start.device = "cuda:0";
   start.model = model;
-  start.dtype = "";
   start.context = "8";
   start.new_tokens = "2";
   start.backend_path = kFakePlugin;

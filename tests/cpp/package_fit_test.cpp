@@ -43,7 +43,6 @@ class PackageFitTest : public ::testing::Test {
     m.model = model_;
     m.batch = "2";
     m.context = "8";
-    m.dtype = "";
     m.new_tokens = "3";
     r.configuration = MeasureConfiguration::parse(m);
     return r;

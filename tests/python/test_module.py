@@ -152,10 +152,11 @@ def test_every_binding_has_documented_keywords():
 
 def test_defaults_come_from_the_core_request_structs():
     request = iteragpu.MeasureRequest()  # text, as written; the core parses it
-    assert (request.device, request.batch, request.context, request.width) == ("cuda:0", "1", "16", "64")
-    # dtype left out: float32 for the synthetic MLP (a checkpoint's own with model)
-    assert (request.dtype, request.warmup, request.repeats, request.hidden) == ("", "1", "2", "")
-    assert (request.model, request.new_tokens) == ("", "16")
+    assert (request.device, request.batch, request.context) == ("cuda:0", "1", "16")
+    # Left out (None), as an option not given: width 64, hidden 4 x width, dtype float32 for
+    # the synthetic MLP (a checkpoint's own with model), new tokens 16 with a model.
+    assert (request.width, request.dtype, request.warmup, request.repeats, request.hidden) == (None, None, "1", "2", None)
+    assert (request.model, request.new_tokens) == (None, None)
     configuration = iteragpu.MeasureConfiguration.parse(request)
     assert (configuration.batch, configuration.width, configuration.hidden) == (1, 64, 256)
     assert configuration.dtype == "float32"
