@@ -274,5 +274,41 @@ TEST(ShippedGpuMemoryTable, NoRowFitsARunThatNeedsMoreThanItsCardReports) {
   EXPECT_GE(walked, 10);
 }
 
+// The H100 80GB HBM3 at its boundary, as measured there (2026-12-05): batch 64 of a
+// Llama-3-8B-shaped checkpoint held 3,514 positions (85,004,713,984 bytes in use of
+// 85,017,493,504, after the allocator freed a cached 20 MiB segment) and ran out of memory at
+// 3,515. The shipped table's row says the same, to the byte.
+TEST(ShippedGpuMemoryTable, TheH100BoundaryAsMeasured) {
+  TempDir dir;
+  const std::string model = dir.file("llama-3-8b-shape");
+  TinyCheckpoint::llama_3_8b_shape().write(model, /*sparse=*/true);
+  const PackageCalculator calculator(Catalog::load(Catalog::shipped_path()));
+  const std::vector<GpuMemory> table = load_gpu_memory(shipped_gpu_memory_path());
+  auto h100_at = [&](const char* context) {
+    MeasureRequest m;
+    m.device = "";
+    m.model = model;
+    m.batch = "64";
+    m.context = context;
+    m.warmup = "0";
+    m.repeats = "1";
+    PackageFitRequest request;
+    request.configuration = MeasureConfiguration::parse(m);
+    for (const PackageFit& fit : fit_packages(request, calculator, table, shipped_gpu_memory_path()).packages)
+      if (fit.memory.gpu == "h100-sxm") return fit;
+    ADD_FAILURE() << "no h100-sxm row";
+    return PackageFit{};
+  };
+  const PackageFit held = h100_at("3514");
+  EXPECT_EQ(held.verdict, PackageFit::Verdict::kFits) << held.reason;
+  EXPECT_EQ(held.required_bytes, 85004713984u);  // the device memory in use measured at the end
+  EXPECT_NE(held.reason.find("freed 20,971,520 bytes of cached segments"), std::string::npos) << held.reason;
+  const PackageFit ran_out = h100_at("3515");
+  EXPECT_EQ(ran_out.verdict, PackageFit::Verdict::kDoesNotFit) << ran_out.reason;
+  EXPECT_NE(ran_out.reason.find("out of memory even after the allocator frees its cached segments"),
+            std::string::npos)
+      << ran_out.reason;
+}
+
 }  // namespace
 }  // namespace iteragpu

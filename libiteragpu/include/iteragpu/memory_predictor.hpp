@@ -32,6 +32,11 @@ struct PredictionTarget {
   // "reported by LibTorch 2.11.0+cu130" or "table for compute capability 9.0 (PyTorch 2.11
   // defaults)".
   std::string workspace_source;
+  // The bytes the caching allocator may reserve on this GPU (its total less the process's
+  // footprint outside the allocator), where a question is asked of a given card (packages
+  // --model); 0: unlimited. Near it the allocator frees its cached segments before it fails,
+  // and a prediction that runs out throws OutOfMemory naming the phase.
+  std::uint64_t allocator_capacity_bytes = 0;
 
   // The documented table (PyTorch's defaults): cuBLAS 32 MiB on compute capability 9.0,
   // otherwise 8 MiB + 128 KiB; cuBLASLt 1 MiB. Used when no backend reports the sizes.

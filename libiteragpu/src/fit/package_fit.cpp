@@ -112,6 +112,22 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
   return {gpu->name, *rate};
 }
 
+// The predicted peak reserved bytes, and whether a caveat leaves that peak unchecked:
+// "" (exact), "at least" or "may differ" (PackageFit::required_unchecked).
+std::pair<std::uint64_t, std::string> peak_reserved(const MemoryPrediction& prediction) {
+  std::uint64_t peak = 0;
+  std::string unchecked;
+  for (const PhasePrediction& row : prediction.phases) {
+    if (row.end.peak_reserved_bytes < peak) continue;
+    const bool marked = std::find(row.uncertain_counters.begin(), row.uncertain_counters.end(),
+                                  "peak_reserved_bytes") != row.uncertain_counters.end();
+    if (row.end.peak_reserved_bytes > peak) unchecked.clear();
+    peak = row.end.peak_reserved_bytes;
+    if (marked && unchecked != "may differ") unchecked = row.lower_bound ? "at least" : "may differ";
+  }
+  return {peak, unchecked};
+}
+
 // The verdict and its reason (PackageFit::Verdict): "fits" only on figures that all hold on
 // the real card.
 void judge(PackageFit& fit) {
@@ -269,17 +285,7 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
     auto predicted = peak_of.find(key);
     if (predicted == peak_of.end()) {
       const MemoryPrediction prediction = MemoryPredictor::predict(configuration, target);
-      std::uint64_t peak = 0;
-      std::string unchecked;
-      for (const PhasePrediction& row : prediction.phases) {
-        if (row.end.peak_reserved_bytes < peak) continue;
-        const bool marked = std::find(row.uncertain_counters.begin(), row.uncertain_counters.end(),
-                                      "peak_reserved_bytes") != row.uncertain_counters.end();
-        if (row.end.peak_reserved_bytes > peak) unchecked.clear();
-        peak = row.end.peak_reserved_bytes;
-        if (marked && unchecked != "may differ") unchecked = row.lower_bound ? "at least" : "may differ";
-      }
-      predicted = peak_of.emplace(key, std::make_pair(peak, unchecked)).first;
+      predicted = peak_of.emplace(key, peak_reserved(prediction)).first;
       for (const std::string& caveat : prediction.caveats)
         if (std::find(report.caveats.begin(), report.caveats.end(), caveat) == report.caveats.end())
           report.caveats.push_back(caveat);
@@ -288,7 +294,29 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
     fit.required_unchecked = predicted->second.second;
     fit.required_bytes = fit.predicted_peak_reserved_bytes + fit.memory.outside_allocator_bytes;
     fit.headroom_bytes = static_cast<std::int64_t>(fit.memory.memory_bytes) - static_cast<std::int64_t>(fit.required_bytes);
+    // Past the card's memory the allocator frees its cached segments before it gives up
+    // (tests/cpp/allocator_capacity_test.cpp, on the H100): predicted again with this card's
+    // capacity, the run either holds after all or runs out of memory there too.
+    std::string capped_note;
+    if (fit.headroom_bytes < 0) {
+      PredictionTarget capped = target;
+      capped.allocator_capacity_bytes = fit.memory.memory_bytes > fit.memory.outside_allocator_bytes
+                                            ? fit.memory.memory_bytes - fit.memory.outside_allocator_bytes
+                                            : 1;
+      try {
+        const auto [peak, unchecked] = peak_reserved(MemoryPredictor::predict(configuration, capped));
+        capped_note = "; only once the allocator has freed " +
+                      grouped_count(fit.predicted_peak_reserved_bytes - peak) + " bytes of cached segments";
+        fit.predicted_peak_reserved_bytes = peak;
+        fit.required_unchecked = unchecked;
+        fit.required_bytes = peak + fit.memory.outside_allocator_bytes;
+        fit.headroom_bytes = static_cast<std::int64_t>(fit.memory.memory_bytes) - static_cast<std::int64_t>(fit.required_bytes);
+      } catch (const OutOfMemory&) {
+        capped_note = ": out of memory even after the allocator frees its cached segments";
+      }
+    }
     judge(fit);
+    fit.reason += capped_note;
     if (rate && fit.quote && entry.covers_device(rate->device))
       fit.tokens_cost = generated_tokens_cost(rate->device, rate->rate, *fit.quote);
     report.packages.push_back(std::move(fit));

@@ -34,6 +34,11 @@ CachingAllocatorModel::BlockId CachingAllocatorModel::allocate(std::uint64_t req
   } else {
     // cudaMalloc of a new segment; it counts as reserved at once.
     const std::uint64_t segment_bytes = segment_size(size);
+    if (capacity_ != 0 && counters_.reserved_bytes + segment_bytes > capacity_) {
+      release_cached_segments();
+      if (counters_.reserved_bytes + segment_bytes > capacity_)
+        throw OutOfMemory{segment_bytes, counters_.reserved_bytes};
+    }
     address = new_segment_address(segment_bytes);
     blocks_[address] = Block{address, segment_bytes, segments_++, small_pool, false};
     add_reserved(segment_bytes);
@@ -70,6 +75,26 @@ std::uint64_t CachingAllocatorModel::new_segment_address(std::uint64_t segment_b
     throw std::logic_error(
         "caching allocator model: a recorded segment overlaps another (a different segment size)");
   return address;
+}
+
+// release_cached_blocks: every free block that is a whole segment (no neighbour in its
+// segment) goes back to CUDA, from both pools.
+void CachingAllocatorModel::release_cached_segments() {
+  for (std::set<FreeKey>* pool : {&large_free_, &small_free_}) {
+    for (auto it = pool->begin(); it != pool->end();) {
+      const auto block = blocks_.find(it->second);
+      const bool alone_before = block == blocks_.begin() || std::prev(block)->second.segment != block->second.segment;
+      const auto after = std::next(block);
+      const bool alone_after = after == blocks_.end() || after->second.segment != block->second.segment;
+      if (alone_before && alone_after) {
+        counters_.reserved_bytes -= block->second.size;
+        blocks_.erase(block);
+        it = pool->erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
 }
 
 void CachingAllocatorModel::free(BlockId id) {

@@ -36,6 +36,19 @@ class CachingAllocatorModel {
   explicit CachingAllocatorModel(std::vector<std::uint64_t> recorded_segment_addresses)
       : recorded_segment_addresses_(std::move(recorded_segment_addresses)) {}
 
+  // Thrown by allocate() where cudaMalloc would fail even after the cache is emptied.
+  struct OutOfMemory {
+    std::uint64_t requested_bytes;  // the segment asked for
+    std::uint64_t reserved_bytes;   // reserved after the cache was emptied
+  };
+  // The bytes cudaMalloc can hand this process (the GPU's total less what the process holds
+  // outside the allocator); 0: unlimited, as if the GPU were endless. When a new segment
+  // would pass it, the model does what PyTorch's malloc does with the default settings
+  // (release_available_cached_blocks does nothing without a split-size limit): it frees every
+  // cached segment that holds no allocated block (release_cached_blocks), then tries again,
+  // and throws OutOfMemory when that fails too.
+  void set_capacity(std::uint64_t bytes) { capacity_ = bytes; }
+
   // The size a request is rounded to: at least 512 bytes, a multiple of 512.
   static std::uint64_t rounded_size(std::uint64_t requested_bytes);
   // The segment cudaMalloc is asked for when no cached block fits a rounded request.
@@ -64,6 +77,7 @@ class CachingAllocatorModel {
   using FreeKey = std::pair<std::uint64_t, std::uint64_t>;  // (size, address): best fit
 
   std::uint64_t new_segment_address(std::uint64_t segment_bytes);
+  void release_cached_segments();
   void add_allocated(std::uint64_t bytes);
   void add_reserved(std::uint64_t bytes);
   std::set<FreeKey>& free_blocks(bool small_pool) { return small_pool ? small_free_ : large_free_; }
@@ -73,6 +87,7 @@ class CachingAllocatorModel {
   std::uint64_t next_segment_address_ = 0;
   std::vector<std::uint64_t> recorded_segment_addresses_;
   std::uint64_t segments_ = 0;
+  std::uint64_t capacity_ = 0;
   AllocatorCounters counters_;
 };
 

@@ -131,7 +131,9 @@ void mark_uncertain_counters(std::vector<PhasePrediction>& rows, const std::vect
 class ModelledAllocator final : public AllocationRecorder {
  public:
   ModelledAllocator(const PredictionTarget& target, bool cublaslt_used)
-      : target_(target), cublaslt_used_(cublaslt_used) {}
+      : target_(target), cublaslt_used_(cublaslt_used) {
+    allocator_.set_capacity(target.allocator_capacity_bytes);
+  }
 
   Block allocate(std::uint64_t bytes) override { return allocator_.allocate(bytes); }
   void free(Block block) override { allocator_.free(block); }
@@ -178,25 +180,34 @@ class AllocatorModelBackend final : public Backend {
   BackendStatus gpu_timer_seconds(double&) override { return unsupported(); }
 
   BackendStatus load_model() override {
-    workload_.allocate_model(allocator_);
-    return BackendStatus::Ok();
+    return modelled([&] { workload_.allocate_model(allocator_); });
   }
   BackendStatus create_inputs() override {
-    workload_.allocate_inputs(allocator_);
-    return BackendStatus::Ok();
+    return modelled([&] { workload_.allocate_inputs(allocator_); });
   }
   BackendStatus forward() override {
-    forwards_->forward(allocator_);
-    return BackendStatus::Ok();
+    return modelled([&] { forwards_->forward(allocator_); });
   }
   BackendStatus release_output() override {
-    forwards_->release_output(allocator_);
-    return BackendStatus::Ok();
+    return modelled([&] { forwards_->release_output(allocator_); });
   }
   void close() override {}
   BackendStatus run_report(RunReport&) override { return {BackendStatus::Code::kUnsupported, "a prediction"}; }
 
  private:
+  // A step of the model; where the allocator runs out of its capacity, the out-of-memory
+  // answer a GPU would give (the phase protocol names the phase).
+  template <typename Step>
+  static BackendStatus modelled(Step&& step) {
+    try {
+      step();
+      return BackendStatus::Ok();
+    } catch (const CachingAllocatorModel::OutOfMemory& out) {
+      return {BackendStatus::Code::kOutOfMemory,
+              "predicted: a new segment of " + std::to_string(out.requested_bytes) + " bytes does not fit beside " +
+                  std::to_string(out.reserved_bytes) + " reserved once the allocator has freed its cache"};
+    }
+  }
   static BackendStatus unsupported() {
     BackendStatus status;
     status.code = BackendStatus::Code::kUnsupported;
