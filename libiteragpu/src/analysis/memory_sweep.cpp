@@ -279,7 +279,11 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
     return point;
   };
   if (first.prediction) {
-    const PredictionTarget target = first.prediction->target;
+    PredictionTarget target = first.prediction->target;
+    // A package's budget is that card's capacity: on that card the allocator frees its cached
+    // segments before it runs out, and the proposal follows it there (on a larger card the
+    // measurements correct a proposal that reads the budget so).
+    if (!request.package.empty()) target.allocator_capacity_bytes = result.budget_bytes;
     probe.predict = [&, target](std::int64_t value) -> std::optional<std::uint64_t> {
       try {
         const MemoryPrediction prediction = MemoryPredictor::predict(configuration_at(value), target);
@@ -287,6 +291,8 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
         for (const PhasePrediction& row : prediction.phases) peak = std::max(peak, row.end.peak_reserved_bytes);
         return peak;
       } catch (const UsageError&) {
+        return std::nullopt;
+      } catch (const OutOfMemory&) {  // past the package's capacity
         return std::nullopt;
       }
     };
