@@ -16,6 +16,7 @@
 #include "iteragpu/measurement_runner.hpp"
 #include "iteragpu/output_files.hpp"
 #include "iteragpu/phase_measurer.hpp"
+#include "mechanics/interrupts_held.hpp"
 #include "runner/worker_protocol.hpp"
 
 namespace iteragpu {
@@ -61,24 +62,6 @@ bool runner_says_continue() {
 std::atomic<bool> outcome_sent{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 
-// Holds back the interrupting signals for a scope: a handler never sees a record half
-// written, nor the record it sends half updated.
-class SignalsHeld {
- public:
-  SignalsHeld() {
-    sigset_t interrupting;
-    sigemptyset(&interrupting);
-    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&interrupting, signal_number);
-    sigprocmask(SIG_BLOCK, &interrupting, &previous_);
-  }
-  ~SignalsHeld() { sigprocmask(SIG_SETMASK, &previous_, nullptr); }
-  SignalsHeld(const SignalsHeld&) = delete;
-  SignalsHeld& operator=(const SignalsHeld&) = delete;
-
- private:
-  sigset_t previous_;
-};
-
 // What a signal handler needs, made before any handler is installed: the channel and the
 // record that says the worker was interrupted, and where (a handler only writes it and exits).
 int channel_fd = -1;
@@ -90,7 +73,7 @@ void say_interrupted(const std::string& when) {
 
 // Sends a record whole. `outcome` marks the last record: after it there is nothing to stop.
 void send(int fd, const std::string& record, bool outcome = false) {
-  const SignalsHeld held;
+  const InterruptsHeld held;
   write_all(fd, record);
   if (outcome) outcome_sent.store(true);
 }
@@ -134,7 +117,7 @@ int run_measure_worker(const char* runner_pid) {
     }
     const PhaseProgress progress = [channel](const PhaseRow& row, int done, int total) {
       {
-        const SignalsHeld held;
+        const InterruptsHeld held;
         write_all(channel, worker_protocol::progress_record(row, done, total));
         say_interrupted("after phase " + row.phase);
       }

@@ -16,6 +16,7 @@
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/output_files.hpp"
+#include "mechanics/interrupts_held.hpp"
 
 namespace iteragpu {
 namespace {
@@ -84,26 +85,6 @@ void remove_stale_temporaries(const std::string& target) {
 
 std::atomic<bool> committed{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
-
-// Holds back the interrupting signals for a scope, so that a handler never sees half of a
-// step: a temporary file created but not yet registered for removal, or a file put in place
-// but its commit not yet recorded. A signal that arrives meanwhile is delivered when the
-// scope ends.
-class InterruptsHeld {
- public:
-  InterruptsHeld() {
-    sigset_t interrupting;
-    sigemptyset(&interrupting);
-    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&interrupting, signal_number);
-    pthread_sigmask(SIG_BLOCK, &interrupting, &previous_);
-  }
-  ~InterruptsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  InterruptsHeld(const InterruptsHeld&) = delete;
-  InterruptsHeld& operator=(const InterruptsHeld&) = delete;
-
- private:
-  sigset_t previous_;
-};
 
 // Closes the descriptor and removes the temporary file unless release() was called.
 class TemporaryFile {

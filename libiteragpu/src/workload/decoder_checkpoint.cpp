@@ -21,8 +21,10 @@
 namespace iteragpu {
 namespace {
 
-// Bounds on config.json's integers: far beyond any real model, small enough that every
-// shape product and sum stays exact in 64 bits.
+// Bounds on config.json's integers: far beyond any real model, small enough that a tensor's
+// shape (a product of two of them) stays exact in 64 bits. What a run forms from them with the
+// batch and context is a CheckedCount, exact or refused (tests/cpp/prediction_arithmetic_test.cpp
+// drives the widest shapes to that limit).
 constexpr std::int64_t kMaxDimension = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxLayers = 4096;
 
