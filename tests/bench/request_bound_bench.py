@@ -15,13 +15,14 @@ import json
 import os
 import platform
 import statistics
-import struct
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from safetensors_files import write_safetensors  # noqa: E402
 DEVNULL = os.open(os.devnull, os.O_WRONLY)
 
 
@@ -47,17 +48,7 @@ def write_llama_8b_shape(folder):
                    (p + "mlp.down_proj.weight", [hidden, intermediate]),
                    (p + "input_layernorm.weight", [hidden]), (p + "post_attention_layernorm.weight", [hidden])]
     shapes += [("model.norm.weight", [hidden]), ("lm_head.weight", [vocab, hidden])]
-    header, offset = {}, 0
-    for name, shape in shapes:
-        size = 2
-        for d in shape:
-            size *= d
-        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
-        offset += size
-    text = json.dumps(header).encode()
-    with open(os.path.join(folder, "model.safetensors"), "wb") as out:
-        out.write(struct.pack("<Q", len(text)) + text)
-        out.truncate(8 + len(text) + offset)
+    write_safetensors(os.path.join(folder, "model.safetensors"), [(name, "BF16", shape) for name, shape in shapes])
 
 
 def run(argv, expected_status):

@@ -279,6 +279,24 @@ TEST_F(FaultInjection, SignalsInTheMiddleOfAWriteLeaveNoTemporaryFileAndNoDamage
   EXPECT_TRUE(leftovers(dir_.path()).empty());
 }
 
+// The CLI on `args`, started in the background with `environment` added, its output to
+// /dev/null; its pid (negative when fork failed).
+pid_t start_cli(std::vector<std::string> args, const std::map<std::string, std::string>& environment) {
+  const pid_t child = fork();
+  if (child != 0) return child;
+  for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
+  std::vector<char*> raw;
+  std::string program = ITERAGPU_CLI_PATH;
+  raw.push_back(program.data());
+  for (auto& arg : args) raw.push_back(arg.data());
+  raw.push_back(nullptr);
+  const int null_fd = open("/dev/null", O_WRONLY);
+  dup2(null_fd, STDOUT_FILENO);
+  dup2(null_fd, STDERR_FILENO);
+  execv(program.c_str(), raw.data());
+  _exit(127);
+}
+
 // Runs `argv` (the CLI) `shots` times per interrupting signal, each time sending the signal
 // a little later, from the start to 2 × `duration`; after each run `committed()` says
 // whether the command's result is on disk, which must be exactly when it exited 0.
@@ -291,24 +309,10 @@ std::pair<int, int> aim_signals(const std::vector<std::string>& args, std::chron
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
     for (int shot = 0; shot < shots; ++shot) {
       reset();
-      std::vector<std::string> argv = args;
-      const pid_t child = fork();
+      const pid_t child = start_cli(args, environment);
       if (child < 0) {
         ADD_FAILURE() << "fork failed";
         return {done, undone};
-      }
-      if (child == 0) {
-        for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
-        std::vector<char*> raw;
-        std::string program = ITERAGPU_CLI_PATH;
-        raw.push_back(program.data());
-        for (auto& arg : argv) raw.push_back(arg.data());
-        raw.push_back(nullptr);
-        const int null_fd = open("/dev/null", O_WRONLY);
-        dup2(null_fd, STDOUT_FILENO);
-        dup2(null_fd, STDERR_FILENO);
-        execv(program.c_str(), raw.data());
-        _exit(127);
       }
       // From the start to twice the calibrated duration: a loaded machine runs the command
       // slower than it did when calibrated, and the late shots must still land after the end.
@@ -393,22 +397,8 @@ TEST_F(FaultInjection, TheExitStatusNeverContradictsAPublishedFileUnderSignals) 
 // The command started on `args` with the test double's GPU phases slowed to a minute each;
 // returns its pid once its measurement worker runs (that worker's pid in `worker`).
 pid_t start_slow_measure(const std::vector<std::string>& args, pid_t& worker) {
-  const pid_t child = fork();
-  if (child == 0) {
-    setenv("ITERAGPU_BACKEND", ITERAGPU_FAKE_BACKEND_PATH, 1);
-    setenv("ITERAGPU_FAKE_BACKEND", "delay=forward:60000", 1);
-    std::vector<std::string> argv = args;
-    std::vector<char*> raw;
-    std::string program = ITERAGPU_CLI_PATH;
-    raw.push_back(program.data());
-    for (auto& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    const int null_fd = open("/dev/null", O_WRONLY);
-    dup2(null_fd, STDOUT_FILENO);
-    dup2(null_fd, STDERR_FILENO);
-    execv(program.c_str(), raw.data());
-    _exit(127);
-  }
+  const pid_t child = start_cli(args, {{"ITERAGPU_BACKEND", ITERAGPU_FAKE_BACKEND_PATH},
+                                       {"ITERAGPU_FAKE_BACKEND", "delay=forward:60000"}});
   worker = 0;
   for (int tries = 0; tries < 500 && worker == 0; ++tries) {  // up to 10 s
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -5,12 +5,17 @@ Python keywords, naming the same option with the same reason; and text from a fi
 a Python exception escaped, as the command line shows it."""
 
 import json
-import struct
+import os
+import sys
 
 import pytest
 
 import iteragpu
+from conftest import SOURCE_DIR
 from test_measure import write_tiny_llama
+
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "support"))
+from safetensors_files import write_safetensors  # noqa: E402
 
 
 def write_wide_mistral(folder):
@@ -24,26 +29,16 @@ def write_wide_mistral(folder):
               "max_position_embeddings": 1 << 24, "sliding_window": None, "torch_dtype": "bfloat16"}
     (folder / "config.json").write_text(json.dumps(config))
     p = "model.layers.0."
-    shapes = {"model.embed_tokens.weight": [2, hidden],
-              p + "self_attn.q_proj.weight": [heads * head_dim, hidden],
-              p + "self_attn.k_proj.weight": [heads * head_dim, hidden],
-              p + "self_attn.v_proj.weight": [heads * head_dim, hidden],
-              p + "self_attn.o_proj.weight": [hidden, heads * head_dim],
-              p + "mlp.gate_proj.weight": [2, hidden], p + "mlp.up_proj.weight": [2, hidden],
-              p + "mlp.down_proj.weight": [hidden, 2], p + "input_layernorm.weight": [hidden],
-              p + "post_attention_layernorm.weight": [hidden], "model.norm.weight": [hidden],
-              "lm_head.weight": [2, hidden]}
-    header, offset = {}, 0
-    for name, shape in shapes.items():
-        size = 2
-        for d in shape:
-            size *= d
-        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
-        offset += size
-    text = json.dumps(header).encode()
-    with open(folder / "model.safetensors", "wb") as out:
-        out.write(struct.pack("<Q", len(text)) + text)
-        out.truncate(8 + len(text) + offset)
+    shapes = [("model.embed_tokens.weight", [2, hidden]),
+              (p + "self_attn.q_proj.weight", [heads * head_dim, hidden]),
+              (p + "self_attn.k_proj.weight", [heads * head_dim, hidden]),
+              (p + "self_attn.v_proj.weight", [heads * head_dim, hidden]),
+              (p + "self_attn.o_proj.weight", [hidden, heads * head_dim]),
+              (p + "mlp.gate_proj.weight", [2, hidden]), (p + "mlp.up_proj.weight", [2, hidden]),
+              (p + "mlp.down_proj.weight", [hidden, 2]), (p + "input_layernorm.weight", [hidden]),
+              (p + "post_attention_layernorm.weight", [hidden]), ("model.norm.weight", [hidden]),
+              ("lm_head.weight", [2, hidden])]
+    write_safetensors(str(folder / "model.safetensors"), [(name, "BF16", shape) for name, shape in shapes])
 
 
 @pytest.fixture(scope="module")
