@@ -139,3 +139,13 @@ def test_a_shard_name_holding_an_escape_reaches_the_exception_escaped(tmp_path):
     message = str(raised.value)
     assert "\x1b" not in message
     assert "shard\\x1b[2J.safetensors" in message
+
+
+def test_a_safetensors_file_whose_name_holds_an_escape_reaches_the_exception_escaped(tmp_path):
+    broken = tmp_path / "weights\x1b]0;owned\x07.safetensors"
+    broken.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00not json")
+    with pytest.raises(iteragpu.DataFileError) as raised:
+        iteragpu.estimate(checkpoint=broken)
+    message = str(raised.value)
+    assert "\x1b" not in message and "\x07" not in message
+    assert "weights\\x1b]0;owned\\x07.safetensors" in message
