@@ -51,7 +51,7 @@ class Reader {
   Reader(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
   std::uint64_t next(unsigned bytes) {
     std::uint64_t value = 0;
-    for (unsigned i = 0; i < bytes; ++i) value |= std::uint64_t{at_ < size_ ? data_[at_++] : 0} << (8 * i);
+    for (unsigned i = 0; i < bytes; ++i) value |= static_cast<std::uint64_t>(at_ < size_ ? data_[at_++] : 0) << (8 * i);
     return value;
   }
   // From 1 to 2^24: a byte picks the scale (up to 2^bits), three bytes the value within it.
