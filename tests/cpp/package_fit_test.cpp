@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "expect_error.hpp"
@@ -213,6 +215,22 @@ TEST_F(PackageFitTest, TheSyntheticMlpHasNoFit) {
             std::string::npos);
 }
 
+// A fit request of `model` at batch × context: one sequence (no warm-up), `new_tokens` if given.
+PackageFitRequest one_sequence(const std::string& model, const std::string& batch, const std::string& context,
+                               std::optional<std::string> new_tokens = std::nullopt) {
+  MeasureRequest m;
+  m.device = "";
+  m.model = model;
+  m.batch = batch;
+  m.context = context;
+  m.new_tokens = std::move(new_tokens);
+  m.warmup = "0";
+  m.repeats = "1";
+  PackageFitRequest request;
+  request.configuration = MeasureConfiguration::parse(m);
+  return request;
+}
+
 // The shipped table, walked GPU by GPU on a Llama-3-8B-shaped checkpoint (bfloat16, batch 8,
 // one new token): at the largest context a row calls "fits", what it needs is within what
 // that card reports, and one position more is no longer "fits"; where a row never fits, no
@@ -224,17 +242,8 @@ TEST(ShippedGpuMemoryTable, NoRowFitsARunThatNeedsMoreThanItsCardReports) {
   const PackageCalculator calculator(Catalog::load(Catalog::shipped_path()));
   const std::vector<GpuMemory> table = load_gpu_memory(shipped_gpu_memory_path());
   auto judged = [&](std::int64_t context) {
-    MeasureRequest m;
-    m.device = "";
-    m.model = model;
-    m.batch = "8";
-    m.context = std::to_string(context);
-    m.new_tokens = "1";
-    m.warmup = "0";
-    m.repeats = "1";
-    PackageFitRequest request;
-    request.configuration = MeasureConfiguration::parse(m);
-    const PackageFitReport report = fit_packages(request, calculator, table, shipped_gpu_memory_path());
+    const PackageFitReport report = fit_packages(one_sequence(model, "8", std::to_string(context), "1"), calculator,
+                                                 table, shipped_gpu_memory_path());
     for (const PackageFit& fit : report.packages)
       if (fit.verdict == PackageFit::Verdict::kFits) {
         EXPECT_LE(fit.required_bytes, fit.memory.memory_bytes) << fit.memory.gpu << " at context " << context;
@@ -285,16 +294,8 @@ TEST(ShippedGpuMemoryTable, TheH100BoundaryAsMeasured) {
   const PackageCalculator calculator(Catalog::load(Catalog::shipped_path()));
   const std::vector<GpuMemory> table = load_gpu_memory(shipped_gpu_memory_path());
   auto h100_at = [&](const char* context) {
-    MeasureRequest m;
-    m.device = "";
-    m.model = model;
-    m.batch = "64";
-    m.context = context;
-    m.warmup = "0";
-    m.repeats = "1";
-    PackageFitRequest request;
-    request.configuration = MeasureConfiguration::parse(m);
-    for (const PackageFit& fit : fit_packages(request, calculator, table, shipped_gpu_memory_path()).packages)
+    for (const PackageFit& fit :
+         fit_packages(one_sequence(model, "64", context), calculator, table, shipped_gpu_memory_path()).packages)
       if (fit.memory.gpu == "h100-sxm") return fit;
     ADD_FAILURE() << "no h100-sxm row";
     return PackageFit{};

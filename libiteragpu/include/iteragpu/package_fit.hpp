@@ -22,19 +22,21 @@ namespace iteragpu {
 struct GpuMemory {
   std::string gpu;                 // the catalog's key ("h200")
   std::string compute_capability;  // "9.0"; empty for a GPU the predictor does not model (ROCm)
-  // The total memory the CUDA runtime reports (cudaMemGetInfo, LibTorch's total_memory) when
-  // memory_source starts "measured:" (on this project's runs) or "reported:" (a published
-  // runtime figure, with its source); otherwise ("nominal:") a figure the runtime's total
-  // cannot exceed, the vendor's nominal size in its larger reading (24 GB as 24 GiB), which
-  // can only show that a run does not fit.
+  // What memory_bytes is, from the first word of memory_source: the total the CUDA runtime
+  // reports (cudaMemGetInfo, LibTorch's total_memory), measured on this project's runs
+  // ("measured:") or published with its source ("reported:"); or ("nominal:") a figure the
+  // runtime's total cannot exceed, the vendor's nominal size in its larger reading (24 GB as
+  // 24 GiB), which can only show that a run does not fit.
+  enum class Figure { kMeasured, kReported, kNominal };
   std::uint64_t memory_bytes = 0;
   std::string memory_source;
+  Figure memory_figure = Figure::kNominal;
   std::uint64_t outside_allocator_bytes = 0;  // the process's GPU memory outside the allocator
   std::string outside_allocator_source;       // "measured: ..." or "allowance: ..."
   int line = 0;
 
   // Whether memory_bytes is the total the runtime reports on this GPU model (else a bound).
-  bool memory_is_runtime_total() const;
+  bool memory_is_runtime_total() const { return memory_figure != Figure::kNominal; }
   bool outside_allocator_measured() const { return outside_allocator_source.rfind("measured:", 0) == 0; }
 };
 

@@ -39,7 +39,10 @@ constexpr std::uint64_t kPublishedTotalMargin = std::uint64_t{256} << 20;
 constexpr std::uint64_t kAllowanceMarginPerMille = 20;
 // Figures in the table stay below this, so that needed bytes and headroom are exact in 64 bits.
 constexpr std::uint64_t kMaxTableBytes = std::uint64_t{1} << 62;
-constexpr const char* kMemorySourceKinds[] = {"measured:", "reported:", "nominal:"};
+constexpr std::pair<const char*, GpuMemory::Figure> kMemoryFigures[] = {
+    {"measured:", GpuMemory::Figure::kMeasured},
+    {"reported:", GpuMemory::Figure::kReported},
+    {"nominal:", GpuMemory::Figure::kNominal}};
 
 std::uint64_t byte_count(const CsvRecord& record, std::size_t column, const std::string& path) {
   try {
@@ -154,7 +157,7 @@ void judge(PackageFit& fit) {
   } else if (!memory.memory_is_runtime_total()) {
     fit.reason = "the memory is the vendor's nominal size; the runtime reports less, by an amount not known here";
   } else {
-    const bool published = memory.memory_source.rfind("reported:", 0) == 0;
+    const bool published = memory.memory_figure == GpuMemory::Figure::kReported;
     const bool allowance = !memory.outside_allocator_measured();
     const std::uint64_t margin = std::max(published ? kPublishedTotalMargin : 0,
                                           allowance ? memory.memory_bytes / 1000 * kAllowanceMarginPerMille : 0);
@@ -193,11 +196,13 @@ std::vector<GpuMemory> load_gpu_memory(const std::string& path) {
     row.memory_bytes = byte_count(record, 2, path);
     if (row.memory_bytes == 0) throw data_file_error(path, record.line, "memory_bytes: 0");
     row.memory_source = record.fields[3];
-    if (std::none_of(std::begin(kMemorySourceKinds), std::end(kMemorySourceKinds),
-                     [&](const char* kind) { return row.memory_source.rfind(kind, 0) == 0; }))
+    const auto figure = std::find_if(std::begin(kMemoryFigures), std::end(kMemoryFigures),
+                                     [&](const auto& kind) { return row.memory_source.rfind(kind.first, 0) == 0; });
+    if (figure == std::end(kMemoryFigures))
       throw data_file_error(path, record.line, "memory_source: " + quoted_for_message(row.memory_source) +
                                                    " does not say what the figure is; expected it to start "
                                                    "'measured:', 'reported:' (the runtime's total) or 'nominal:'");
+    row.memory_figure = figure->second;
     row.outside_allocator_bytes = byte_count(record, 4, path);
     row.outside_allocator_source = record.fields[5];
     for (const std::string* source : {&row.memory_source, &row.outside_allocator_source})
@@ -205,10 +210,6 @@ std::vector<GpuMemory> load_gpu_memory(const std::string& path) {
     rows.push_back(std::move(row));
   }
   return rows;
-}
-
-bool GpuMemory::memory_is_runtime_total() const {
-  return memory_source.rfind("measured:", 0) == 0 || memory_source.rfind("reported:", 0) == 0;
 }
 
 const char* verdict_text(PackageFit::Verdict verdict) {

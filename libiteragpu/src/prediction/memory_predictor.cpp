@@ -341,28 +341,8 @@ PredictionTarget PredictionTarget::resolve(const std::string& device,
 }
 
 namespace {
+
 // The prediction of a checked request; CountBeyondLimit where a count reaches 2^62.
-MemoryPrediction predict_checked(const MeasureConfiguration& request, const PredictionTarget& target);
-}  // namespace
-
-MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configuration,
-                                          const PredictionTarget& target) {
-  const MeasureConfiguration request = configuration.checked();
-  try {
-    return predict_checked(request, target);
-  } catch (const CountBeyondLimit&) {
-    // Refused rather than wrapped: no GPU holds 4 EiB, so nothing true is lost.
-    const std::string sizes =
-        request.model.empty() ? "batch " + std::to_string(request.batch) + ", width " + std::to_string(request.width) +
-                                    " and hidden " + std::to_string(request.hidden)
-                              : "batch " + std::to_string(request.batch) + " on this checkpoint";
-    throw UsageError("context", std::to_string(request.context) + " with " + sizes +
-                                    " makes a tensor or a total of 2^62 bytes (4 EiB) or more, beyond what a "
-                                    "prediction counts; accepted: a batch and context whose bytes stay below that");
-  }
-}
-
-namespace {
 MemoryPrediction predict_checked(const MeasureConfiguration& request, const PredictionTarget& target) {
   const std::unique_ptr<const Workload> workload = workload_for(request);
   if (!workload->predictable()) throw UsageError("model", workload->prediction_refusal());
@@ -395,6 +375,23 @@ MemoryPrediction predict_checked(const MeasureConfiguration& request, const Pred
   return prediction;
 }
 }  // namespace
+
+MemoryPrediction MemoryPredictor::predict(const MeasureConfiguration& configuration,
+                                          const PredictionTarget& target) {
+  const MeasureConfiguration request = configuration.checked();
+  try {
+    return predict_checked(request, target);
+  } catch (const CountBeyondLimit&) {
+    // Refused rather than wrapped: no GPU holds 4 EiB, so nothing true is lost.
+    const std::string sizes =
+        request.model.empty() ? "batch " + std::to_string(request.batch) + ", width " + std::to_string(request.width) +
+                                    " and hidden " + std::to_string(request.hidden)
+                              : "batch " + std::to_string(request.batch) + " on this checkpoint";
+    throw UsageError("context", std::to_string(request.context) + " with " + sizes +
+                                    " makes a tensor or a total of 2^62 bytes (4 EiB) or more, beyond what a "
+                                    "prediction counts; accepted: a batch and context whose bytes stay below that");
+  }
+}
 
 std::string MemoryPrediction::to_json() const {
   JsonWriter json(kPredictionSchema, kPredictionSchemaVersion);
