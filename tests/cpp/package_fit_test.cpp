@@ -160,25 +160,20 @@ TEST_F(PackageFitTest, OnTheCheckedComputeCapabilityTheNeededBytesAreExact) {
 
 TEST_F(PackageFitTest, TheTableIsReadStrictly) {
   const std::string path = dir_.file("bad.csv");
-  write_file(path, "gpu,memory_bytes\nh200,1\n");
-  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find(":1: header is not"),
+  auto refusal = [&](const std::string& table) {
+    write_file(path, table);
+    return testing::message_of<DataFileError>([&] { load_gpu_memory(path); });
+  };
+  EXPECT_NE(refusal("gpu,memory_bytes\nh200,1\n").find(":1: header is not"), std::string::npos);
+  EXPECT_NE(refusal(header() + "h200,9.0,12x,measured: a,0,measured: b\n").find(":2: memory_bytes"),
             std::string::npos);
-  write_file(path, header() + "h200,9.0,12x,measured: a,0,measured: b\n");
-  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find(":2: memory_bytes"),
+  EXPECT_NE(refusal(header() + "h200,nine,1,measured: a,0,measured: b\n").find("compute_capability"),
             std::string::npos);
-  write_file(path, header() + "h200,nine,1,measured: a,0,measured: b\n");
-  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find("compute_capability"),
+  EXPECT_NE(refusal(header() + "h200,9.0,1,,0,measured: b\n").find("source"), std::string::npos);
+  EXPECT_NE(refusal(header() + "h200,9.0,1,vendor: 141 GB,0,measured: b\n").find("'reported:'"), std::string::npos);
+  EXPECT_NE(refusal(header() + "h200,9.0,4611686018427387904,measured: a,0,measured: b\n").find("fewer than 2^62"),
             std::string::npos);
-  write_file(path, header() + "h200,9.0,1,,0,measured: b\n");
-  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find("source"), std::string::npos);
-  write_file(path, header() + "h200,9.0,1,vendor: 141 GB,0,measured: b\n");
-  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find("'reported:'"),
-            std::string::npos);
-  write_file(path, header() + "h200,9.0,4611686018427387904,measured: a,0,measured: b\n");
-  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find("fewer than 2^62"),
-            std::string::npos);
-  write_file(path, header() + "h200,9.0,1,measured: a,0,b\nh200,9.0,1,measured: a,0,b\n");
-  EXPECT_NE(testing::message_of<DataFileError>([&] { load_gpu_memory(path); }).find("listed twice"),
+  EXPECT_NE(refusal(header() + "h200,9.0,1,measured: a,0,b\nh200,9.0,1,measured: a,0,b\n").find("listed twice"),
             std::string::npos);
 }
 
