@@ -13,6 +13,7 @@ enum class ExitCode : int {
   kInternalError = 1,       // a bug: an unexpected exception
   kBadInputOrUnavailable = 2,  // bad input, missing file, no backend/GPU, output exists
   kMeasurementFailed = 3,   // the GPU failed during a measurement (out of memory, ...)
+  kHubUnreachable = 4,      // the Hugging Face Hub did not answer, or not as the Hub does; retrying may help
   kInterrupted = 130,       // SIGINT/SIGTERM during a measurement; nothing was written
 };
 
@@ -71,6 +72,15 @@ class OutputExists : public ResourceUnavailable {
 class OutputUnwritable : public ResourceUnavailable {
  public:
   using ResourceUnavailable::ResourceUnavailable;
+};
+
+// A model named by a Hub id could not be read over the network: a timeout, a refused
+// connection, a TLS failure, an answer cut short or not what was asked. A missing repository
+// or a gated one is a UsageError (the request names something that cannot be had).
+class HubUnreachable : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const override { return ExitCode::kHubUnreachable; }
 };
 
 // The device failed while measuring. Nothing was written.

@@ -4,10 +4,15 @@
 // MeasureConfiguration that everything inside the core takes, and the model derived from it.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "iteragpu/model_origin.hpp"
+
 namespace iteragpu {
+
+class ModelFiles;  // a model's files, found once (estimate/model_files.hpp)
 
 // The largest batch, context, width or hidden size a bounded measurement accepts.
 inline constexpr std::int64_t kMaxModelDimension = std::int64_t{1} << 24;  // 16,777,216
@@ -32,6 +37,7 @@ struct MeasureRequest {
   std::string backend_path;       // explicit plugin file; empty = default search
   std::optional<std::string> model;       // a checkpoint folder: the decoder workload; absent: the synthetic MLP
   std::optional<std::string> new_tokens;  // with a model: decode steps after the prefill; absent: 16
+  std::optional<std::string> timeout;     // with a Hub id: seconds per HTTP request; absent: 10
 };
 
 // A request checked and resolved: whole numbers in range, hidden given (4 × width when the
@@ -51,6 +57,13 @@ struct MeasureConfiguration {
   std::string backend_path;
   std::string model;              // empty: the synthetic MLP (width, hidden); else a checkpoint folder
   int new_tokens = 16;            // with a model: decode steps after the prefill
+  long hub_timeout_ms = 10000;    // with a Hub id: per HTTP request
+  // The model's files (a folder, a cache snapshot, a Hub snapshot of headers), found by the
+  // first checked() and shared by every copy, so a model is read from the Hub once.
+  std::shared_ptr<const ModelFiles> model_files;
+
+  // Where the model was read from; a Kind::kPath origin for a folder or no model.
+  ModelOrigin model_origin() const;
 
   // Throws UsageError naming the field and what is accepted: a value out of range, an empty
   // one, an option of the other workload (width or hidden with a model, new tokens without).

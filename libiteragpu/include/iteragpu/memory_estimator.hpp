@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "iteragpu/exact_decimal.hpp"
+#include "iteragpu/model_origin.hpp"
 
 namespace iteragpu {
 
@@ -46,12 +47,15 @@ struct MemoryEstimate {
 
 struct CheckpointRequest {
   // A .safetensors file, a sharded checkpoint's *.safetensors.index.json, or a folder that
-  // holds exactly one such index (else exactly one .safetensors file).
+  // holds exactly one such index (else exactly one .safetensors file); or a Hugging Face Hub
+  // id "org/name[@revision]" (iteragpu/model_origin.hpp).
   std::string checkpoint;
   // As EstimateRequest::reserve_gib: a reserve in GiB you choose to add (default none).
   std::string reserve_gib = "0";
   // Keep every tensor in CheckpointEstimate::tensors and list them in the reports.
   bool by_tensor = false;
+  // With a Hub id: seconds per HTTP request, a decimal above 0, at most 600.
+  std::string timeout = "10";
 };
 
 // One tensor as its shard's header declares it (checked: shape × dtype = its data size).
@@ -86,6 +90,7 @@ struct CheckpointShard {
 
 struct CheckpointEstimate {
   std::string checkpoint;        // the path as given
+  ModelOrigin origin;            // where a Hub id's files were read from
   std::string resolved;          // the .safetensors file or the index that was read
   bool sharded = false;          // read through an index
   // The index's metadata.total_size when it is an integer; it is not trusted (the figures

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "estimate/checkpoint_files.hpp"
+#include "estimate/model_files.hpp"
 #include "mechanics/exact_arithmetic.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/memory_estimator.hpp"
@@ -91,10 +92,15 @@ CheckpointEstimate MemoryEstimator::estimate_checkpoint(const CheckpointRequest&
     throw UsageError("checkpoint", "is empty; expected a .safetensors file, a sharded checkpoint's "
                                    "*.safetensors.index.json, or a folder holding one");
   const Decimal reserve_bytes = reserve_bytes_from_gib(request.reserve_gib);
-  const CheckpointFiles files = read_checkpoint_files(request.checkpoint);
+  const long timeout_ms = parse_hub_timeout_ms(request.timeout, "timeout");
+  // A path as it always was (a file, an index or a folder); an id through the cache or the Hub.
+  const std::shared_ptr<const ModelFiles> model = open_model_files(request.checkpoint, "checkpoint", {timeout_ms});
+  const CheckpointFiles files = model->origin().is_hub_id() ? read_checkpoint_files(*model)
+                                                            : read_checkpoint_files(request.checkpoint);
 
   CheckpointEstimate result;
   result.checkpoint = request.checkpoint;
+  result.origin = model->origin();
   result.resolved = files.resolved;
   result.sharded = files.sharded;
   result.index_total_size = files.index_total_size;
@@ -150,6 +156,7 @@ std::string CheckpointEstimate::to_json() const {
   json.key("layout").value(sharded ? "sharded" : "single file");
   json.key("file").value(resolved);
   json.key("index_total_size").value(index_total_size);
+  if (origin.is_hub_id()) write_model_source(json, origin);
   json.end_object();
   json.key("shards").begin_array();
   for (const auto& shard : shards) {
@@ -206,6 +213,7 @@ std::string CheckpointEstimate::to_text() const {
       << (sharded ? " (sharded: " + std::to_string(shards.size()) + " shard" + (shards.size() == 1 ? "" : "s") + ")"
                   : std::string())
       << "\n";
+  if (origin.is_hub_id()) out << "  " << printable(origin.text()) << "\n";
   std::vector<std::vector<std::string>> files{{"file", "tensors", "header bytes", "data bytes"}};
   for (const auto& shard : shards)
     files.push_back({printable(shard.name), grouped(shard.tensors), grouped(shard.header_bytes),

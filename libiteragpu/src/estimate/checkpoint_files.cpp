@@ -1,6 +1,5 @@
 #include "estimate/checkpoint_files.hpp"
 
-#include <dirent.h>
 #include <errno.h>
 #include <sys/stat.h>
 
@@ -10,6 +9,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "estimate/model_files.hpp"
 #include "mechanics/json_input.hpp"
 
 namespace iteragpu {
@@ -27,14 +27,11 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// "" for a name without a folder: the files beside it are named without a prefix.
 std::string folder_of(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
+  if (slash == std::string::npos) return "";
   return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string joined(const std::string& folder, const std::string& name) {
-  return folder.empty() || folder.back() == '/' ? folder + name : folder + "/" + name;
 }
 
 // "a, b, c" with at most `shown` names, then how many more.
@@ -46,36 +43,22 @@ std::string name_list(const std::vector<std::string>& names, std::size_t shown =
 }
 
 // The one file a folder stands for: its index, else its only .safetensors file.
-std::string file_in_folder(const std::string& folder) {
-  std::unique_ptr<DIR, int (*)(DIR*)> directory(opendir(folder.c_str()), closedir);
-  if (!directory) throw InputFileError(folder, "cannot be listed: " + std::string(std::strerror(errno)));
+std::string file_in_folder(const ModelFiles& folder) {
   std::vector<std::string> indexes, files;
-  while (const dirent* entry = readdir(directory.get())) {
-    const std::string name = entry->d_name;
+  for (const std::string& name : folder.top_level_names()) {
     if (ends_with(name, kIndexSuffix)) indexes.push_back(name);
     if (ends_with(name, kFileSuffix)) files.push_back(name);
   }
-  std::sort(indexes.begin(), indexes.end());
-  std::sort(files.begin(), files.end());
-  if (indexes.size() == 1) return joined(folder, indexes.front());
+  const std::string whole = folder.display_whole();
+  if (indexes.size() == 1) return indexes.front();
   if (indexes.size() > 1)
-    throw InputFileError(folder, "holds " + std::to_string(indexes.size()) + " checkpoint indexes (" +
-                                     name_list(indexes) + "); name the one to read");
-  if (files.size() == 1) return joined(folder, files.front());
+    throw InputFileError(whole, "holds " + std::to_string(indexes.size()) + " checkpoint indexes (" +
+                                    name_list(indexes) + "); name the one to read");
+  if (files.size() == 1) return files.front();
   if (files.empty())
-    throw InputFileError(folder, "holds no .safetensors file and no *.safetensors.index.json index");
-  throw InputFileError(folder, "holds " + std::to_string(files.size()) + " .safetensors files and no index (" +
-                                   name_list(files) + "); name the file to read, or the index of a sharded checkpoint");
-}
-
-CheckpointShardFile read_shard(const std::string& name, const std::string& path, const std::string& what) {
-  const InputFile file(path, what);
-  CheckpointShardFile shard;
-  shard.name = name;
-  shard.path = path;
-  shard.file_bytes = file.size();
-  shard.header = read_safetensors_header(file);
-  return shard;
+    throw InputFileError(whole, "holds no .safetensors file and no *.safetensors.index.json index");
+  throw InputFileError(whole, "holds " + std::to_string(files.size()) + " .safetensors files and no index (" +
+                                  name_list(files) + "); name the file to read, or the index of a sharded checkpoint");
 }
 
 // A shard name from an index: a relative path that stays beside the index.
@@ -91,48 +74,19 @@ bool stays_beside_index(const std::string& name) {
   }
 }
 
-CheckpointFiles read_index(const std::string& index_path) {
-  rapidjson::Document document;
-  const std::string problem =
-      parse_json(read_input_file(index_path, "checkpoint index", kMaxJsonDocumentBytes), document);
-  if (!problem.empty()) throw InputFileError(index_path, problem);
-  if (!document.IsObject()) throw InputFileError(index_path, "is not a JSON object; expected a checkpoint index");
+CheckpointFiles read_index(const ModelFiles& folder, const std::string& index_name) {
+  const std::string index_path = folder.display(index_name);
+  const CheckpointIndex index =
+      parse_checkpoint_index(folder.read_text(index_name, "checkpoint index", kMaxJsonDocumentBytes), index_path);
   CheckpointFiles files;
   files.resolved = index_path;
   files.sharded = true;
-
-  const auto metadata = document.FindMember("metadata");
-  if (metadata != document.MemberEnd()) {
-    if (!metadata->value.IsObject()) throw InputFileError(index_path, "\"metadata\" is not an object");
-    const auto total = metadata->value.FindMember("total_size");
-    if (total != metadata->value.MemberEnd() && total->value.IsUint64())
-      files.index_total_size = total->value.GetUint64();
-  }
-  const auto weight_map = document.FindMember("weight_map");
-  if (weight_map == document.MemberEnd() || !weight_map->value.IsObject())
-    throw InputFileError(index_path, "has no \"weight_map\" object; expected a checkpoint index "
-                                     "{\"metadata\": {...}, \"weight_map\": {tensor: shard file}}");
-  std::unordered_map<std::string, std::string> shard_of;  // tensor → shard name
-  std::map<std::string, std::vector<std::string>> mapped;  // shard name → its tensors, index order
-  for (const auto& entry : weight_map->value.GetObject()) {
-    const std::string tensor(entry.name.GetString(), entry.name.GetStringLength());
-    if (!entry.value.IsString())
-      throw InputFileError(index_path, "weight_map value of tensor " + quoted_tensor_name(tensor) +
-                                           " is not a string (a shard file name)");
-    const std::string shard(entry.value.GetString(), entry.value.GetStringLength());
-    if (!stays_beside_index(shard))
-      throw InputFileError(index_path, "weight_map maps tensor " + quoted_tensor_name(tensor) + " to " +
-                                           quoted_tensor_name(shard) + ", not a file name beside the index");
-    shard_of.emplace(tensor, shard);  // each name once: parse_json refuses a member named twice
-    mapped[shard].push_back(tensor);
-  }
-  if (mapped.empty()) throw InputFileError(index_path, "weight_map lists no tensor");
+  files.index_total_size = index.total_size;
 
   // Every shard first (a missing one is named as such), then duplicates across shards, then
   // the index against what each shard holds, both ways.
   const std::string what = "shard named by " + base_name(index_path);
-  for (const auto& entry : mapped)
-    files.shards.push_back(read_shard(entry.first, joined(folder_of(index_path), entry.first), what));
+  for (const auto& entry : index.tensors_of_shard) files.shards.push_back(folder.read_shard(entry.first, what));
   std::unordered_map<std::string, std::string> found_in;  // tensor → shard that holds it
   for (const auto& shard : files.shards)
     for (const auto& tensor : shard.header.tensors) {
@@ -144,8 +98,8 @@ CheckpointFiles read_index(const std::string& index_path) {
     }
   for (const auto& shard : files.shards)
     for (const auto& tensor : shard.header.tensors) {
-      const auto listed = shard_of.find(tensor.name);
-      if (listed == shard_of.end())
+      const auto listed = index.shard_of_tensor.find(tensor.name);
+      if (listed == index.shard_of_tensor.end())
         throw InputFileError(index_path, "shard " + quoted_tensor_name(shard.name) + " holds tensor " +
                                              quoted_tensor_name(tensor.name) + ", which the index does not list");
       if (listed->second != shard.name)
@@ -153,7 +107,7 @@ CheckpointFiles read_index(const std::string& index_path) {
                                              quoted_tensor_name(tensor.name) + ", which the index maps to " +
                                              quoted_tensor_name(listed->second));
     }
-  for (const auto& [shard_name, tensors] : mapped)
+  for (const auto& [shard_name, tensors] : index.tensors_of_shard)
     for (const auto& tensor : tensors)
       if (found_in.find(tensor) == found_in.end())
         throw InputFileError(index_path, "maps tensor " + quoted_tensor_name(tensor) + " to shard " +
@@ -163,18 +117,59 @@ CheckpointFiles read_index(const std::string& index_path) {
 
 }  // namespace
 
+CheckpointIndex parse_checkpoint_index(const std::string& text, const std::string& index_path) {
+  rapidjson::Document document;
+  const std::string problem = parse_json(text, document);
+  if (!problem.empty()) throw InputFileError(index_path, problem);
+  if (!document.IsObject()) throw InputFileError(index_path, "is not a JSON object; expected a checkpoint index");
+  CheckpointIndex index;
+  const auto metadata = document.FindMember("metadata");
+  if (metadata != document.MemberEnd()) {
+    if (!metadata->value.IsObject()) throw InputFileError(index_path, "\"metadata\" is not an object");
+    const auto total = metadata->value.FindMember("total_size");
+    if (total != metadata->value.MemberEnd() && total->value.IsUint64()) index.total_size = total->value.GetUint64();
+  }
+  const auto weight_map = document.FindMember("weight_map");
+  if (weight_map == document.MemberEnd() || !weight_map->value.IsObject())
+    throw InputFileError(index_path, "has no \"weight_map\" object; expected a checkpoint index "
+                                     "{\"metadata\": {...}, \"weight_map\": {tensor: shard file}}");
+  for (const auto& entry : weight_map->value.GetObject()) {
+    const std::string tensor(entry.name.GetString(), entry.name.GetStringLength());
+    if (!entry.value.IsString())
+      throw InputFileError(index_path, "weight_map value of tensor " + quoted_tensor_name(tensor) +
+                                           " is not a string (a shard file name)");
+    const std::string shard(entry.value.GetString(), entry.value.GetStringLength());
+    if (!stays_beside_index(shard))
+      throw InputFileError(index_path, "weight_map maps tensor " + quoted_tensor_name(tensor) + " to " +
+                                           quoted_tensor_name(shard) + ", not a file name beside the index");
+    index.shard_of_tensor.emplace(tensor, shard);  // each name once: parse_json refuses a member named twice
+    index.tensors_of_shard[shard].push_back(tensor);
+  }
+  if (index.tensors_of_shard.empty()) throw InputFileError(index_path, "weight_map lists no tensor");
+  return index;
+}
+
+CheckpointFiles read_checkpoint_files(const ModelFiles& folder) {
+  const std::string file = file_in_folder(folder);
+  if (ends_with(file, ".json")) return read_index(folder, file);
+  CheckpointFiles files;
+  files.resolved = folder.display(file);
+  files.shards.push_back(folder.read_shard(file, "safetensors checkpoint"));
+  return files;
+}
+
 CheckpointFiles read_checkpoint_files(const std::string& path) {
   if (path.empty()) throw InputFileError("(empty name)", "the checkpoint path is empty");
   // stat, not open: a folder is a valid checkpoint; a FIFO or device is then refused by
   // InputFile, which never blocks on it.
   struct stat info {};
-  std::string file = path;
-  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) file = file_in_folder(path);
-  if (ends_with(file, ".json")) return read_index(file);
-
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    return read_checkpoint_files(*local_model_files(path, ModelOrigin{}));
+  const auto beside = local_model_files(folder_of(path), ModelOrigin{});
+  if (ends_with(path, ".json")) return read_index(*beside, base_name(path));
   CheckpointFiles files;
-  files.resolved = file;
-  files.shards.push_back(read_shard(base_name(file), file, "safetensors checkpoint"));
+  files.resolved = path;
+  files.shards.push_back(beside->read_shard(base_name(path), "safetensors checkpoint"));
   return files;
 }
 

@@ -8,7 +8,9 @@
 // Only headers are read. Failures are InputFileError "PATH: reason" (DataFileError, exit 2).
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,20 @@ struct CheckpointFiles {
   std::vector<CheckpointShardFile> shards;        // sorted by name
 };
 
+class ModelFiles;
+
+// A path: a .safetensors file, an index, or a folder holding one.
 CheckpointFiles read_checkpoint_files(const std::string& path);
+// A folder's or a Hub snapshot's files: its one index, else its one .safetensors file.
+CheckpointFiles read_checkpoint_files(const ModelFiles& folder);
+
+// What an index says, checked (a JSON object with a weight_map of shard names that stay
+// beside the index); InputFileError "INDEX: reason".
+struct CheckpointIndex {
+  std::optional<std::uint64_t> total_size;  // metadata.total_size, if an integer
+  std::unordered_map<std::string, std::string> shard_of_tensor;
+  std::map<std::string, std::vector<std::string>> tensors_of_shard;  // by shard name, index order
+};
+CheckpointIndex parse_checkpoint_index(const std::string& text, const std::string& index_path);
 
 }  // namespace iteragpu

@@ -22,6 +22,7 @@
 #include "mechanics/installation.hpp"
 #include "mechanics/wording.hpp"
 #include "workload/configuration_json.hpp"
+#include "workload/decoder_workload.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
@@ -237,7 +238,7 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
 
   std::optional<MeasuredRate> rate;
   if (!request.measurement_file.empty())
-    rate = measured_rate(request.measurement_file, configuration, DecoderCheckpoint::read(configuration.model));
+    rate = measured_rate(request.measurement_file, configuration, checkpoint_of(configuration));
 
   // A duration is priced where the catalog has it; one it never has is a mistake.
   std::set<std::pair<std::string, std::string>> priced_durations;  // (gpu, days)

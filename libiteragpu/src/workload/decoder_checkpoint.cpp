@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "estimate/checkpoint_files.hpp"
+#include "estimate/model_files.hpp"
 #include "estimate/safetensors_header.hpp"
 #include "iteragpu/error.hpp"
 #include "mechanics/input_file.hpp"
@@ -46,10 +47,6 @@ constexpr KnownArchitecture kKnown[] = {
     {"Qwen2ForCausalLM", "qwen2", "Qwen2Config", Family::kQwen2},
     {"Qwen3ForCausalLM", "qwen3", "Qwen3Config", Family::kQwen3},
 };
-
-std::string joined(const std::string& folder, const std::string& name) {
-  return folder.empty() || folder.back() == '/' ? folder + name : folder + "/" + name;
-}
 
 // A JSON value as a message shows it: a string quoted, anything else compact and cut short.
 std::string shown(const rapidjson::Value& value) {
@@ -519,21 +516,27 @@ DecoderCheckpoint DecoderCheckpoint::read(const std::string& directory) {
   if (::stat(directory.c_str(), &info) != 0)
     throw DataFileError(directory + ": cannot be read: " + std::strerror(errno) + "; " + expected_folder);
   if (!S_ISDIR(info.st_mode)) throw DataFileError(directory + ": is not a folder; " + expected_folder);
-  const std::string config_path = joined(directory, "config.json");
-  if (::stat(config_path.c_str(), &info) != 0 && errno == ENOENT)
-    throw DataFileError(directory + ": has no config.json; " + expected_folder);
+  ModelOrigin origin;
+  origin.given = origin.location = directory;
+  return read_decoder_checkpoint(*local_model_files(directory, origin));
+}
+
+DecoderCheckpoint read_decoder_checkpoint(const ModelFiles& files_of_model) {
+  const std::string expected_folder = "expected a model folder holding config.json and safetensors weights";
+  if (!files_of_model.has("config.json"))
+    throw DataFileError(files_of_model.display_whole() + ": has no config.json; " + expected_folder);
 
   DecoderCheckpoint checkpoint;
-  checkpoint.directory = directory;
+  checkpoint.directory = files_of_model.origin().given;
   Family family = Family::kLlama;
   std::string dtype;  // safetensors dtype every tensor must have; "" until known
-  checkpoint.architecture = read_config(read_input_file(config_path, "model configuration", kMaxJsonDocumentBytes),
-                                        config_path, family, dtype);
+  checkpoint.architecture = read_config(files_of_model.read_text("config.json", "model configuration", kMaxJsonDocumentBytes),
+                                        files_of_model.display("config.json"), family, dtype);
   DecoderArchitecture& a = checkpoint.architecture;
   const bool config_gives_dtype = !dtype.empty();  // config.json's dtype or torch_dtype
 
   // The weights: every tensor of every shard by name.
-  const CheckpointFiles files = read_checkpoint_files(directory);
+  const CheckpointFiles files = read_checkpoint_files(files_of_model);
   struct Found {
     const CheckpointShardFile* shard;
     const SafetensorsTensor* tensor;

@@ -6,8 +6,15 @@
 #include <string>
 
 #include "iteragpu/decoder_architecture.hpp"
+#include "iteragpu/decoder_checkpoint.hpp"
 
 namespace iteragpu {
+
+class ModelFiles;
+
+// DecoderCheckpoint::read on any model's files: a folder, a cache snapshot, a Hub snapshot
+// of headers (estimate/model_files.hpp). The checkpoint's `directory` is the model as given.
+DecoderCheckpoint read_decoder_checkpoint(const ModelFiles& files);
 
 // The architecture `text` (config.json's content) describes, resolved as transformers
 // resolves it. `source` names the file in messages ("DIR/config.json"). Not JSON or not an

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "iteragpu/decoder_checkpoint.hpp"
+#include "estimate/model_files.hpp"
 #include "iteragpu/error.hpp"
 #include "workload/decoder_allocations.hpp"
+#include "workload/decoder_config.hpp"
 #include "workload/configuration_bounds.hpp"
 
 namespace iteragpu {
@@ -251,8 +253,13 @@ CheckpointRecord record_of(const DecoderCheckpoint& checkpoint) {
 
 }  // namespace
 
+DecoderCheckpoint checkpoint_of(const MeasureConfiguration& configuration) {
+  if (configuration.model_files) return read_decoder_checkpoint(*configuration.model_files);
+  return read_decoder_checkpoint(*open_model_files(configuration.model, "model", HubAccess{configuration.hub_timeout_ms}));
+}
+
 std::unique_ptr<const Workload> decoder_workload_for(const MeasureConfiguration& configuration) {
-  DecoderCheckpoint checkpoint = DecoderCheckpoint::read(configuration.model);
+  DecoderCheckpoint checkpoint = checkpoint_of(configuration);
   return std::make_unique<DecoderWorkload>(record_of(checkpoint), std::move(checkpoint.tensors), configuration);
 }
 
@@ -276,7 +283,7 @@ CheckpointRecord read_checkpoint_record(const JsonObjectReader& json) {
 
 
 void resolve_decoder_configuration(MeasureConfiguration& configuration) {
-  DecoderCheckpoint checkpoint = DecoderCheckpoint::read(configuration.model);
+  DecoderCheckpoint checkpoint = checkpoint_of(configuration);
   if (configuration.dtype.empty()) configuration.dtype = checkpoint.architecture.dtype;
   configuration.width = checkpoint.architecture.hidden_size;
   configuration.hidden = checkpoint.architecture.intermediate_size;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "iteragpu/decoder_architecture.hpp"
+#include "iteragpu/decoder_checkpoint.hpp"
 #include "iteragpu/measure_configuration.hpp"
 #include "mechanics/json_input.hpp"
 #include "workload/workload.hpp"
@@ -27,5 +28,9 @@ CheckpointRecord read_checkpoint_record(const JsonObjectReader& decoder_model);
 // (the checkpoint's when left out), width and hidden (its hidden and intermediate sizes);
 // then checks the rest as decoder_workload_for does.
 void resolve_decoder_configuration(MeasureConfiguration& configuration);
+
+// The checkpoint a configuration names, read from the files its checked() found (or found
+// again, for a configuration read back from JSON).
+DecoderCheckpoint checkpoint_of(const MeasureConfiguration& configuration);
 
 }  // namespace iteragpu

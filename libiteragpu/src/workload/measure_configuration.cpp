@@ -15,6 +15,7 @@
 #include "mechanics/quantity_parser.hpp"
 #include "workload/configuration_json.hpp"
 #include "workload/decoder_workload.hpp"
+#include "estimate/model_files.hpp"
 
 namespace iteragpu {
 
@@ -30,6 +31,8 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
                                "model's sizes");
   if (!checkpoint && request.new_tokens)
     throw UsageError("new-tokens", "needs --model (the synthetic MLP has no decode steps)");
+  if (!checkpoint && request.timeout)
+    throw UsageError("timeout", "needs --model naming a Hub id (org/name): it bounds each HTTP request");
   if (request.hidden && request.hidden->empty())  // empty would read as the default
     throw UsageError("hidden", "empty value; expected a whole number (leave --hidden out for 4 x width)");
   if (request.dtype && request.dtype->empty())
@@ -51,12 +54,15 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
   configuration.model = request.model.value_or("");
   configuration.new_tokens =
       static_cast<int>(parse_whole_number(request.new_tokens.value_or("16"), "new-tokens", 1, kMaxForwardCount));
+  if (request.timeout) configuration.hub_timeout_ms = parse_hub_timeout_ms(*request.timeout, "timeout");
   return configuration.checked();
 }
 
 MeasureConfiguration MeasureConfiguration::checked() const {
   MeasureConfiguration configuration = *this;
   if (!model.empty()) {
+    if (!configuration.model_files)
+      configuration.model_files = open_model_files(model, "model", HubAccess{hub_timeout_ms});
     resolve_decoder_configuration(configuration);  // reads and checks the checkpoint
     return configuration;
   }
@@ -64,6 +70,13 @@ MeasureConfiguration MeasureConfiguration::checked() const {
   if (hidden == 0) configuration.hidden_is_default = true;
   configuration.hidden = SyntheticModel::from(configuration).hidden;  // checks the rest
   return configuration;
+}
+
+ModelOrigin MeasureConfiguration::model_origin() const {
+  if (model_files) return model_files->origin();
+  ModelOrigin origin;
+  origin.given = origin.location = model;
+  return origin;
 }
 
 void write_measure_configuration(JsonWriter& json, const char* device_key,
@@ -75,6 +88,8 @@ void write_measure_configuration(JsonWriter& json, const char* device_key,
   });
   if (!configuration.model.empty())  // the decoder workload's members; none for the synthetic MLP
     json.key("model").value(configuration.model).key("new_tokens").value(configuration.new_tokens);
+  const ModelOrigin origin = configuration.model_origin();
+  if (origin.is_hub_id()) write_model_source(json, origin);
   json.end_object();
 }
 
@@ -85,6 +100,8 @@ MeasureConfiguration read_measure_configuration(const JsonObjectReader& json) {
     json.read(name, member);
   });
   if (json.has("model")) json.read("model", configuration.model).read("new_tokens", configuration.new_tokens);
+  // model_source (a Hub id's commit) is a record of where the files were read: the worker
+  // finds them again from the model as given.
   return configuration;
 }
 
