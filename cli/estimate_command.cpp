@@ -2,6 +2,7 @@
 #include "commands.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/memory_estimator.hpp"
+#include "model_options.hpp"
 
 namespace iteragpu::cli {
 namespace {
@@ -17,7 +18,9 @@ int run_checkpoint_estimate(const ParsedOptions& parsed) {
   request.checkpoint = option_text(parsed.values, "checkpoint");
   request.reserve_gib = option_text(parsed.values, "reserve-gib");
   request.by_tensor = parsed.values.count("by-tensor") > 0;
+  if (parsed.values.count("timeout")) request.timeout = option_text(parsed.values, "timeout");
   const CheckpointEstimate estimate = MemoryEstimator().estimate_checkpoint(request);
+  if (parsed.values.count("verbose")) print_model_origin(estimate.origin);
   print_report(parsed.format == OutputFormat::kJson ? estimate.to_json() : estimate.to_text());
   return 0;
 }
@@ -33,11 +36,13 @@ int run_estimate(const std::vector<std::string>& args) {
       ("bits", po::value<std::string>(),
        "storage bits per parameter, a positive integer (required without --checkpoint)")
       ("checkpoint", po::value<std::string>(),
-       "instead: a .safetensors file, a sharded checkpoint's *.safetensors.index.json, or a\n"
-       "folder holding one; only the headers are read")
+       "instead: a .safetensors file, a sharded checkpoint's *.safetensors.index.json, a "
+       "folder holding one, or a Hub id org/name[@revision] (the Hugging Face cache, else the "
+       "headers over HTTPS); only the headers are read")
       ("by-tensor", "with --checkpoint: list every tensor (name, dtype, shape, bytes, shard)")
       ("reserve-gib", po::value<std::string>()->default_value("0"),
        "a reserve you choose to add, in GiB (non-negative decimal; an assumption)");
+  add_hub_options(options);
   const ParsedOptions parsed = parse_options("estimate", options, args);
   if (parsed.help_requested) {
     print_help("estimate",
@@ -50,6 +55,9 @@ int run_estimate(const std::vector<std::string>& args) {
   if (parsed.values.count("checkpoint")) return run_checkpoint_estimate(parsed);
   if (parsed.values.count("by-tensor"))
     throw UsageError("by-tensor", "lists the tensors of a checkpoint; give --checkpoint PATH");
+  for (const char* hub_option : {"timeout", "verbose"})
+    if (parsed.values.count(hub_option))
+      throw UsageError(hub_option, "goes with --checkpoint naming a Hub id (org/name)");
 
   EstimateRequest request;
   request.parameters = option_text(parsed.values, "parameters");

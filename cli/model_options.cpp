@@ -1,6 +1,9 @@
 #include "model_options.hpp"
 
+#include <iostream>
+
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 
 namespace iteragpu::cli {
 namespace {
@@ -29,10 +32,19 @@ void add_model_options(po::options_description& options) {
 void add_checkpoint_options(po::options_description& options) {
   options.add_options()
       ("model", po::value<std::string>(),
-       "a local dense decoder-only checkpoint (folder with config.json and safetensors weights: "
-       "Llama, Mistral, Qwen2, Qwen3), run as transformers runs it, instead of the synthetic MLP; "
-       "--context is then the prompt length and --dtype defaults to the checkpoint's")
+       "a dense decoder-only checkpoint (Llama, Mistral, Qwen2, Qwen3), run as transformers runs it, "
+       "instead of the synthetic MLP: a folder with config.json and safetensors weights, or a Hugging "
+       "Face Hub id org/name[@revision] (read from the Hugging Face cache, else only config.json and "
+       "the safetensors headers over HTTPS; measure needs the weights in the cache); --context is "
+       "then the prompt length and --dtype defaults to the checkpoint's")
       ("new-tokens", po::value<std::string>(), "with --model: decode steps after the prefill, one row each (default 16)");
+  add_hub_options(options);
+}
+
+void add_hub_options(po::options_description& options) {
+  options.add_options()
+      ("timeout", po::value<std::string>(), "with a Hub id: seconds each HTTP request may take (default 10)")
+      ("verbose", "with a Hub id: print on stderr where the model was read from, the HTTP requests and the bytes");
 }
 
 void add_backend_option(po::options_description& options) {
@@ -58,6 +70,7 @@ MeasureConfiguration measure_configuration_from(const po::variables_map& values,
   request.dtype = given("dtype");
   request.model = given("model");
   request.new_tokens = given("new-tokens");
+  request.timeout = given("timeout");
   request.warmup = text_option(values, "warmup", request.warmup);
   request.repeats = text_option(values, "repeats", request.repeats);
   request.seed = text_option(values, "seed", request.seed);
@@ -65,7 +78,13 @@ MeasureConfiguration measure_configuration_from(const po::variables_map& values,
   request.backend_path = text_option(values, "backend", request.backend_path);
   if (output_required && request.output.empty())
     throw UsageError("output", "required: the name of a new JSON file for the result");
-  return MeasureConfiguration::parse(request);
+  const MeasureConfiguration configuration = MeasureConfiguration::parse(request);
+  if (values.count("verbose")) print_model_origin(configuration.model_origin());
+  return configuration;
+}
+
+void print_model_origin(const ModelOrigin& origin) {
+  std::cerr << "iteragpu: " << printable(origin.traffic_text()) << "\n";
 }
 
 }  // namespace iteragpu::cli

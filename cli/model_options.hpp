@@ -4,6 +4,7 @@
 
 #include "command_support.hpp"
 #include "iteragpu/measure_configuration.hpp"
+#include "iteragpu/model_origin.hpp"
 
 namespace iteragpu::cli {
 
@@ -11,6 +12,10 @@ namespace iteragpu::cli {
 void add_model_options(po::options_description& options);
 // --model, --new-tokens: a checkpoint folder instead of the synthetic MLP (measure).
 void add_checkpoint_options(po::options_description& options);
+// --timeout, --verbose: how a Hub id is read (with --model, or estimate --checkpoint).
+void add_hub_options(po::options_description& options);
+// --verbose's line on stderr: where the model was read from, and over HTTP what it took.
+void print_model_origin(const ModelOrigin& origin);
 // --backend.
 void add_backend_option(po::options_description& options);
 

@@ -30,6 +30,8 @@ The library's own errors derive from ``iteragpu.Error``:
   ``BackendUnavailable`` (no LibTorch backend), ``DeviceUnavailable`` (no GPU runtime or
   no such device) and ``OutputExists`` (also ``FileExistsError``: results are never
   overwritten).
+- ``HubUnreachable`` (also ``ConnectionError``): a model named by a Hub id ("org/name")
+  could not be read over the network (timeout, refused connection, TLS, a cut answer);
 - ``MeasurementFailed`` (also ``RuntimeError``): the device failed while measuring;
   subclass ``OutOfMemory`` names the phase and the configuration.
 - ``Interrupted`` (also ``KeyboardInterrupt``): stopped between phases; nothing written.
@@ -60,6 +62,7 @@ from ._iteragpu import (
     DeviceResultFigures,
     Measurement,
     MeasurementComparison,
+    HubUnreachable,
     MeasurementFailed,
     MeasurementSummary,
     MeasureConfiguration,
@@ -344,6 +347,7 @@ __all__ = [
     "MeasureRequest",
     "Measurement",
     "MeasurementComparison",
+    "HubUnreachable",
     "MeasurementFailed",
     "MeasurementSummary",
     "MemoryAmount",

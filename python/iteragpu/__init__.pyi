@@ -27,6 +27,7 @@ from ._iteragpu import MeasureConfiguration as MeasureConfiguration
 from ._iteragpu import MeasureRequest as MeasureRequest
 from ._iteragpu import Measurement as Measurement
 from ._iteragpu import MeasurementComparison as MeasurementComparison
+from ._iteragpu import HubUnreachable as HubUnreachable
 from ._iteragpu import MeasurementFailed as MeasurementFailed
 from ._iteragpu import MeasurementSummary as MeasurementSummary
 from ._iteragpu import MemoryAmount as MemoryAmount

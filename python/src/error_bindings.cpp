@@ -59,6 +59,11 @@ std::vector<PythonError>& python_errors() {
       {"MeasurementFailed",
        "The device failed while measuring. No result file was written. Also a RuntimeError.",
        {"Error", "RuntimeError"}, is<MeasurementFailed>},
+      {"HubUnreachable",
+       "A model named by a Hugging Face Hub id could not be read over the network: a timeout, a\n"
+       "refused connection, a TLS failure, an answer cut short or not what was asked; retrying\n"
+       "may help. Also a ConnectionError.",
+       {"Error", "ConnectionError"}, is<HubUnreachable>},
       {"Interrupted",
        "The measurement was interrupted (Ctrl-C, a kernel interrupt, or an exception raised by\n"
        "the progress callback) between phases. Nothing was written. Also a KeyboardInterrupt.",

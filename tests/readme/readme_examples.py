@@ -177,6 +177,11 @@ def make_inputs(work, source, bin_dir):
     # second shard cut 2 bytes short.
     write_safetensors(os.path.join(work, "pytorch_model.safetensors"), second, length=85966670672)
     write_safetensors(os.path.join(work, "cut.safetensors"), second, header_bytes=216, cut=2)
+    # The repositories a Hub id names, served on the loopback as the Hugging Face Hub serves
+    # them (tests/hub/hub_server.py); the examples' commands reach it through HF_ENDPOINT.
+    sys.path.insert(0, os.path.join(source, "tests", "hub"))
+    import hub_repositories
+    hub_repositories.write_hub(os.path.join(work, ".hub"))
     # The lab kit the build made, unpacked as its user would.
     kit = os.path.join(os.path.dirname(bin_dir), "iteragpu-lab-v1.zip")
     if os.path.exists(kit):
@@ -208,12 +213,29 @@ def matches(expected, actual):
     return bool(actual) and expected[0] == actual[0] and matches(expected[1:], actual[1:])
 
 
-def run_console(block, work, bin_dir, gpu):
+def start_hub(work):
+    """The loopback Hub of make_inputs; returns the server process and its endpoint."""
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    port_file = os.path.join(work, ".hub-port")
+    server = subprocess.Popen([sys.executable, os.path.join(source, "tests", "hub", "hub_server.py"),
+                               "--root", os.path.join(work, ".hub"), "--port-file", port_file])
+    for _ in range(200):
+        if os.path.exists(port_file):
+            with open(port_file) as f:
+                return server, "http://127.0.0.1:%d" % int(f.read())
+        time.sleep(0.05)
+    server.kill()
+    sys.exit("readme_examples: the loopback Hub did not start")
+
+
+def run_console(block, work, bin_dir, gpu, hub_endpoint):
     failures = []
     environment = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("ITERAGPU_", "PYTORCH_", "CUBLAS")) and k not in ("NO_COLOR", "COLUMNS")}
+                   if not k.startswith(("ITERAGPU_", "PYTORCH_", "CUBLAS", "HF_", "HUGGING"))
+                   and k not in ("NO_COLOR", "COLUMNS")}
     environment.update(PATH=bin_dir + os.pathsep + environment.get("PATH", "/usr/bin:/bin"),
-                       TERM="dumb", LC_ALL="C.UTF-8", TZ="UTC")
+                       TERM="dumb", LC_ALL="C.UTF-8", TZ="UTC", HF_ENDPOINT=hub_endpoint,
+                       HF_HOME=os.path.join(work, ".hf-home"))
     build_root = os.path.dirname(os.path.abspath(bin_dir))
     for command, expected in console_commands(block):
         result = subprocess.run(["bash", "-c", command], cwd=work, env=environment, stdin=subprocess.DEVNULL,
@@ -221,7 +243,8 @@ def run_console(block, work, bin_dir, gpu):
         text = result.stdout.decode("utf-8", "replace")
         text = (text.replace(os.path.realpath(work) + "/", "")
                 .replace(os.path.join(build_root, "share", "iteragpu"), "/usr/local/share/iteragpu")
-                .replace(time.strftime("%Y-%m-%d", time.gmtime()), RECORDED_ON))
+                .replace(time.strftime("%Y-%m-%d", time.gmtime()), RECORDED_ON)
+                .replace(hub_endpoint, "http://127.0.0.1:PORT"))
         actual = normalised(text.split("\n"), gpu)
         if not matches(normalised(expected, gpu), actual):
             failures.append("%s: `%s` (exit %d) printed:\n%s\n-- the README shows:\n%s" % (
@@ -278,8 +301,10 @@ def main():
     failures, ran, left, no_kit = broken_tables(options.readme), 0, 0, 0
     failures += missing_source_paths(options.readme, source)
     work = tempfile.mkdtemp(prefix="iteragpu-readme.")
+    hub_server = None
     try:
         make_inputs(work, source, os.path.abspath(options.bin))
+        hub_server, hub_endpoint = start_hub(work)
         for block in runnable:
             gpu = block.marker == "gpu"
             if gpu and not options.gpu:
@@ -291,10 +316,13 @@ def main():
                 continue
             ran += 1
             if block.language == "console":
-                failures += run_console(block, work, os.path.abspath(options.bin), gpu)
+                failures += run_console(block, work, os.path.abspath(options.bin), gpu, hub_endpoint)
             else:
                 failures += run_pycon(block, work, options.python_path and os.path.abspath(options.python_path))
     finally:
+        if hub_server:
+            hub_server.terminate()
+            hub_server.wait()
         shutil.rmtree(work, ignore_errors=True)
     for failure in failures:
         print(failure + "\n")

@@ -28,6 +28,8 @@ struct ModelOrigin {
   // Hugging Face Hub at https://huggingface.co, config.json and safetensors headers only)";
   // empty for a path (the outputs of a path are what they were before ids existed).
   std::string text() const;
+  // text() shown printable with its newline, for the heading of a report; empty for a path.
+  std::string heading_line() const;
   // For --verbose: the requests and bytes read, and how long it took.
   std::string traffic_text() const;
 };

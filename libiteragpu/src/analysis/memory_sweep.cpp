@@ -363,7 +363,7 @@ std::string SweepResult::to_text() const {
   if (budget.back() == '%') text += " of " + std::to_string(free_bytes) + " free";
   if (!package.empty())
     text += ": package " + printable(package) + "'s GPU memory less the footprint outside the allocator";
-  text += "\n\n";
+  text += "\n" + start.model_origin().heading_line() + "\n";
   char line[256];
   std::snprintf(line, sizeof line, "%12s  %-14s %20s %20s %12s  %s\n", vary.c_str(), "outcome", "peak reserved",
                 "predicted", "warm fwd s", "order");

@@ -213,7 +213,7 @@ std::string CheckpointEstimate::to_text() const {
       << (sharded ? " (sharded: " + std::to_string(shards.size()) + " shard" + (shards.size() == 1 ? "" : "s") + ")"
                   : std::string())
       << "\n";
-  if (origin.is_hub_id()) out << "  " << printable(origin.text()) << "\n";
+  out << origin.heading_line();
   std::vector<std::vector<std::string>> files{{"file", "tensors", "header bytes", "data bytes"}};
   for (const auto& shard : shards)
     files.push_back({printable(shard.name), grouped(shard.tensors), grouped(shard.header_bytes),

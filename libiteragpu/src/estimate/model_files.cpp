@@ -205,6 +205,10 @@ std::string ModelOrigin::text() const {
   return text + " (the Hugging Face Hub at " + location + ": config.json and safetensors headers only)";
 }
 
+std::string ModelOrigin::heading_line() const {
+  return is_hub_id() ? printable(text()) + "\n" : std::string();
+}
+
 std::string ModelOrigin::traffic_text() const {
   if (kind != Kind::kHub) return "read " + given + " from " + location + " (no network)";
   char seconds_text[32];

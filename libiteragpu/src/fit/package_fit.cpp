@@ -329,7 +329,7 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
 
 std::string PackageFitReport::to_text() const {
   const MeasureConfiguration& c = request.configuration;
-  std::string text = "Which GPU holds " + heading + "\n";
+  std::string text = "Which GPU holds " + heading + "\n" + c.model_origin().heading_line();
   text += "Needed on one GPU: the predicted peak reserved bytes (iteragpu predict --model, per compute capability) "
           "plus the process's memory outside the caching allocator (CUDA context and libraries).\n";
   text += "GPU memory: " + gpu_memory_path + "\nCatalog: " + catalog_path + "\n\n";

@@ -27,6 +27,14 @@ std::string with_commas(std::uint64_t value) {
   return text;
 }
 
+// 2500 → "2.5": the timeout as --timeout writes it.
+std::string seconds_text(long milliseconds) {
+  std::string text = std::to_string(milliseconds / 1000);
+  std::string fraction = std::to_string(1000 + milliseconds % 1000).substr(1);
+  while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+  return fraction.empty() ? text : text + "." + fraction;
+}
+
 struct Transfer {
   const HttpFetch* fetch = nullptr;
   HttpAnswer answer;
@@ -122,8 +130,8 @@ void throw_transport_failure(const Transfer& t, CURLcode code, long timeout_ms) 
   detail = printable(detail);
   switch (code) {
     case CURLE_OPERATION_TIMEDOUT:
-      throw HubUnreachable(what + ": no complete answer within " + std::to_string(timeout_ms / 1000.0).substr(0, 5) +
-                           " s (--timeout); " + detail);
+      throw HubUnreachable(what + ": no complete answer within " + seconds_text(timeout_ms) + " s (--timeout); " +
+                           detail);
     case CURLE_COULDNT_CONNECT:
       throw HubUnreachable(what + ": cannot connect (" + detail + "); check HF_ENDPOINT and the network");
     case CURLE_COULDNT_RESOLVE_HOST:

@@ -2,6 +2,7 @@
 // phase protocol run with the workload the configuration asks for, and the file published.
 
 #include "iteragpu/phase_measurer.hpp"
+#include "workload/decoder_workload.hpp"
 
 #include <atomic>
 #include <memory>
@@ -128,7 +129,9 @@ void PhaseMeasurer::request_interrupt() { interrupt_requested.store(true); }
 
 Measurement PhaseMeasurer::run(const MeasureConfiguration& configuration, const PhaseProgress& progress) const {
   InterruptScope interrupt_scope;
-  return run_protocol(backend_, configuration.checked(), progress);
+  const MeasureConfiguration checked = configuration.checked();
+  require_weights_here(checked);
+  return run_protocol(backend_, checked, progress);
 }
 
 Measurement PhaseMeasurer::measure(const MeasureConfiguration& configuration, const PhaseProgress& progress,
@@ -136,6 +139,7 @@ Measurement PhaseMeasurer::measure(const MeasureConfiguration& configuration, co
   InterruptScope interrupt_scope;
   // Everything checkable without the GPU is checked before the backend is even loaded.
   const MeasureConfiguration checked = configuration.checked();
+  require_weights_here(checked);
   parse_device_index(checked.device, "device");
   ensure_output_absent(checked.output, "output");
   Measurement measurement = run_protocol(backend_, checked, progress);

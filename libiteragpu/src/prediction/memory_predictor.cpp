@@ -426,7 +426,7 @@ std::string MemoryPrediction::to_json() const {
 
 std::string MemoryPrediction::to_text() const {
   const std::unique_ptr<const Workload> workload = workload_for(configuration);
-  std::string text = "Predicted memory for " + workload->heading() + "\n";
+  std::string text = "Predicted memory for " + workload->heading() + "\n" + configuration.model_origin().heading_line();
   text += "GPU: " + (target.gpu_name.empty() ? std::string("compute capability ")
                                              : printable(target.gpu_name) + ", compute capability ") +
           compute_capability_text(target) + "; cuBLAS workspace " +

@@ -17,6 +17,7 @@
 #include "workload/configuration_json.hpp"
 #include "workload/workload.hpp"
 #include "runner/worker_process.hpp"
+#include "workload/decoder_workload.hpp"
 #include "runner/worker_protocol.hpp"
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/backend_loader.hpp"
@@ -387,6 +388,7 @@ MeasurementRunner::MeasurementRunner(RunnerOptions options) : options_(std::move
 Measurement MeasurementRunner::measure(const MeasureConfiguration& requested) const {
   // Everything checkable here is checked before a process starts.
   const MeasureConfiguration configuration = requested.checked();
+  require_weights_here(configuration);
   if (names_several_devices(configuration.device))
     throw UsageError("device", quoted_for_message(configuration.device) +
                                    " names several GPUs; measure one cuda:N here, or several with measure_devices");
@@ -413,6 +415,7 @@ Measurement MeasurementRunner::measure(const MeasureConfiguration& requested) co
 MeasurementSummary MeasurementRunner::measure_devices(const MeasureConfiguration& requested,
                                                       const std::shared_ptr<Backend>& planning_backend) const {
   const MeasureConfiguration configuration = requested.checked();
+  require_weights_here(configuration);
   const std::string worker = find_measure_worker(options_.worker_path);
   std::vector<DeviceTarget> targets;
   if (planning_backend) {

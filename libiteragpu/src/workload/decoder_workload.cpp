@@ -13,6 +13,7 @@
 #include "iteragpu/decoder_checkpoint.hpp"
 #include "estimate/model_files.hpp"
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "workload/decoder_allocations.hpp"
 #include "workload/decoder_config.hpp"
 #include "workload/configuration_bounds.hpp"
@@ -256,6 +257,16 @@ CheckpointRecord record_of(const DecoderCheckpoint& checkpoint) {
 DecoderCheckpoint checkpoint_of(const MeasureConfiguration& configuration) {
   if (configuration.model_files) return read_decoder_checkpoint(*configuration.model_files);
   return read_decoder_checkpoint(*open_model_files(configuration.model, "model", HubAccess{configuration.hub_timeout_ms}));
+}
+
+void require_weights_here(const MeasureConfiguration& configuration) {
+  if (configuration.model.empty() || !configuration.model_files || !configuration.model_files->weights_folder().empty())
+    return;
+  const ModelOrigin& origin = configuration.model_files->origin();
+  throw UsageError("model", printable(origin.given) + ": not complete in the Hugging Face cache, and measure loads the "
+                   "weights; download them first with `hf download " + printable(origin.repository) +
+                   (origin.revision == "main" ? "" : " --revision " + printable(origin.revision)) +
+                   "` (huggingface_hub), or give the checkpoint's folder");
 }
 
 std::unique_ptr<const Workload> decoder_workload_for(const MeasureConfiguration& configuration) {
