@@ -65,6 +65,18 @@ def run(site, *args, cwd=None, **environment):
                           cwd=cwd or site["folders"], env=env, timeout=120)
 
 
+def assert_valid(document):
+    """The document is valid against the schema it names (data/schema/NAME.schema.json)."""
+    if os.environ.get("ITERAGPU_REQUIRE_JUPYTER") == "1":  # set where the tests' packages must be there
+        import jsonschema
+    else:
+        jsonschema = pytest.importorskip("jsonschema")
+    source = os.path.dirname(os.path.dirname(HERE))
+    name = document["schema"].split(".", 1)[1]
+    with open(os.path.join(source, "data", "schema", name + ".schema.json")) as f:
+        jsonschema.validate(document, json.load(f))
+
+
 def without_origin(text, site):
     """The output less what says where the model was read from: the Model line of a text
     report, model_source of a JSON one, and the cache's snapshot folder written as the id."""
@@ -110,6 +122,7 @@ def test_a_folder_its_cache_snapshot_and_its_hub_id_give_the_same_output(site, c
         assert commit in output  # the commit read is recorded
         if output.startswith("{"):
             assert '"read_from": "%s"' % read_from in output
+            assert_valid(json.loads(output))
     assert without_origin(from_hub.stdout, site) == without_origin(folder.stdout, site)
     assert without_origin(from_cache.stdout, site) == without_origin(folder.stdout, site)
 
