@@ -188,8 +188,13 @@ void configure(Transfer& t, const HttpSettings& settings) {
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
+#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85 replaced the protocol bitmasks by names
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, settings.timeout_ms);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, settings.timeout_ms);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t.curl_error);
