@@ -51,7 +51,7 @@ class LocalFolder final : public ModelFiles {
   std::string read_text(const std::string& name, const std::string& what, std::uint64_t limit) const override {
     return read_input_file(display(name), what, limit);
   }
-  CheckpointShardFile read_shard(const std::string& name, const std::string& what) const override {
+  CheckpointShardFile read_shard_once(const std::string& name, const std::string& what) const override {
     const InputFile file(display(name), what);
     CheckpointShardFile shard;
     shard.name = name;
@@ -90,7 +90,7 @@ class FetchedFiles final : public ModelFiles {
       throw InputFileError(display(name), "is larger than " + std::to_string(limit) + " bytes; refused as a " + what);
     return file.bytes;
   }
-  CheckpointShardFile read_shard(const std::string& name, const std::string& what) const override {
+  CheckpointShardFile read_shard_once(const std::string& name, const std::string& what) const override {
     const FetchedFile& file = find(name, what);
     CheckpointShardFile shard;
     shard.name = name;
@@ -138,6 +138,17 @@ bool snapshot_is_complete(const ModelFiles& snapshot) {
 }
 
 }  // namespace
+
+CheckpointShardFile ModelFiles::read_shard(const std::string& name, const std::string& what) const {
+  {
+    const std::lock_guard<std::mutex> lock(shards_mutex_);
+    const auto read = shards_.find(name);
+    if (read != shards_.end()) return read->second;
+  }
+  CheckpointShardFile shard = read_shard_once(name, what);  // throws: nothing kept
+  const std::lock_guard<std::mutex> lock(shards_mutex_);
+  return shards_.emplace(name, std::move(shard)).first->second;
+}
 
 std::unique_ptr<const ModelFiles> local_model_files(const std::string& folder, ModelOrigin origin) {
   return std::make_unique<LocalFolder>(folder, std::move(origin));

@@ -5,7 +5,9 @@
 // (checkpoint_files.cpp, decoder_checkpoint.cpp) never know which.
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,13 +32,19 @@ class ModelFiles {
   virtual std::string display_whole() const = 0;
   // A small file whole (config.json, an index), at most `limit` bytes.
   virtual std::string read_text(const std::string& name, const std::string& what, std::uint64_t limit) const = 0;
-  // A safetensors file's size and header (never its data).
-  virtual CheckpointShardFile read_shard(const std::string& name, const std::string& what) const = 0;
+  // A safetensors file's size and header (never its data), read and checked once: a
+  // prediction reads the checkpoint at each step that needs it, the headers come from memory.
+  CheckpointShardFile read_shard(const std::string& name, const std::string& what) const;
   // The folder on this machine whose files hold the weights; empty when only headers were read.
   virtual std::string weights_folder() const = 0;
 
  protected:
+  virtual CheckpointShardFile read_shard_once(const std::string& name, const std::string& what) const = 0;
   ModelOrigin origin_;
+
+ private:
+  mutable std::mutex shards_mutex_;
+  mutable std::map<std::string, CheckpointShardFile> shards_;
 };
 
 // A local folder's files (`folder` as written; "" stands for the current folder without a prefix).

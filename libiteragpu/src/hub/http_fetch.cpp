@@ -1,12 +1,15 @@
 #include "hub/http_fetch.hpp"
 
+// The bitmask protocol options stay for a libcurl older than 7.85 found at run time.
+#define CURL_DISABLE_DEPRECATION
 #include <curl/curl.h>
+#include <dlfcn.h>
 
 #include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
-#include <mutex>
+#include <type_traits>
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/printable_text.hpp"
@@ -15,6 +18,64 @@ namespace iteragpu {
 namespace {
 
 constexpr long kMaxRedirects = 8;
+
+// libcurl, opened on the first Hub request rather than linked: linking it would add its
+// thirty libraries, about 11 ms on this project's machine, to the start of every command.
+// The headers (libcurl4-openssl-dev) fix the interface; the ABI of libcurl.so.4 is stable.
+struct Curl {
+  CURLcode (*global_init)(long);
+  CURL* (*easy_init)();
+  void (*easy_cleanup)(CURL*);
+  CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
+  const char* (*easy_strerror)(CURLcode);
+  curl_slist* (*slist_append)(curl_slist*, const char*);
+  void (*slist_free_all)(curl_slist*);
+  CURLM* (*multi_init)();
+  CURLMcode (*multi_cleanup)(CURLM*);
+  CURLMcode (*multi_setopt)(CURLM*, CURLMoption, ...);
+  CURLMcode (*multi_add_handle)(CURLM*, CURL*);
+  CURLMcode (*multi_remove_handle)(CURLM*, CURL*);
+  CURLMcode (*multi_perform)(CURLM*, int*);
+  CURLMcode (*multi_poll)(CURLM*, curl_waitfd*, unsigned int, int, int*);
+  CURLMsg* (*multi_info_read)(CURLM*, int*);
+  const char* (*multi_strerror)(CURLMcode);
+};
+
+const Curl& curl() {
+  static const Curl library = [] {
+    Curl c{};
+    void* handle = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+      throw ResourceUnavailable("libcurl.so.4 cannot be loaded (" + printable(dlerror()) +
+                                "); reading a Hub id needs libcurl 7.66 or later (Debian: apt-get install libcurl4)");
+    std::string missing;
+    const auto find = [&](auto& function, const char* name) {
+      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(handle, name));
+      if (!function) missing += std::string(missing.empty() ? "" : ", ") + name;
+    };
+    find(c.global_init, "curl_global_init");
+    find(c.easy_init, "curl_easy_init");
+    find(c.easy_cleanup, "curl_easy_cleanup");
+    find(c.easy_setopt, "curl_easy_setopt");
+    find(c.easy_strerror, "curl_easy_strerror");
+    find(c.slist_append, "curl_slist_append");
+    find(c.slist_free_all, "curl_slist_free_all");
+    find(c.multi_init, "curl_multi_init");
+    find(c.multi_cleanup, "curl_multi_cleanup");
+    find(c.multi_setopt, "curl_multi_setopt");
+    find(c.multi_add_handle, "curl_multi_add_handle");
+    find(c.multi_remove_handle, "curl_multi_remove_handle");
+    find(c.multi_perform, "curl_multi_perform");
+    find(c.multi_poll, "curl_multi_poll");
+    find(c.multi_info_read, "curl_multi_info_read");
+    find(c.multi_strerror, "curl_multi_strerror");
+    if (!missing.empty())
+      throw ResourceUnavailable("libcurl.so.4 lacks " + missing + "; reading a Hub id needs libcurl 7.66 or later");
+    c.global_init(CURL_GLOBAL_DEFAULT);
+    return c;
+  }();
+  return library;
+}
 // Bytes of an error answer kept for its message; the rest is dropped, not an error.
 constexpr std::uint64_t kErrorBodyLimit = 4096;
 
@@ -38,8 +99,8 @@ std::string seconds_text(long milliseconds) {
 struct Transfer {
   const HttpFetch* fetch = nullptr;
   HttpAnswer answer;
-  std::unique_ptr<CURL, void (*)(CURL*)> handle{nullptr, curl_easy_cleanup};
-  std::unique_ptr<curl_slist, void (*)(curl_slist*)> headers{nullptr, curl_slist_free_all};
+  std::unique_ptr<CURL, void (*)(CURL*)> handle{nullptr, curl().easy_cleanup};
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> headers{nullptr, curl().slist_free_all};
   char curl_error[CURL_ERROR_SIZE] = {};
   // Of the answer being received (a redirect starts a new one).
   long status = 0;
@@ -126,7 +187,7 @@ bool parse_content_range(const std::string& text, std::uint64_t& a, std::uint64_
 void throw_transport_failure(const Transfer& t, CURLcode code, long timeout_ms) {
   const std::string& what = t.fetch->what;
   if (!t.overflow.empty()) throw HubUnreachable(what + ": " + t.overflow);
-  std::string detail = t.curl_error[0] ? std::string(t.curl_error) : std::string(curl_easy_strerror(code));
+  std::string detail = t.curl_error[0] ? std::string(t.curl_error) : std::string(curl().easy_strerror(code));
   detail = printable(detail);
   switch (code) {
     case CURLE_OPERATION_TIMEDOUT:
@@ -182,37 +243,42 @@ void check_answer(Transfer& t) {
   a.file_size = a.body.size();  // 200: the whole file, within its bound (on_body)
 }
 
+template <typename Value>
+CURLcode set(CURL* handle, CURLoption option, Value value) {
+  return curl().easy_setopt(handle, option, value);
+}
+
 void configure(Transfer& t, const HttpSettings& settings) {
   CURL* h = t.handle.get();
-  curl_easy_setopt(h, CURLOPT_URL, t.fetch->url.c_str());
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
-#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85 replaced the protocol bitmasks by names
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-#else
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, settings.timeout_ms);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, settings.timeout_ms);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t.curl_error);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "iteragpu/" ITERAGPU_VERSION);
+  set(h, CURLOPT_URL, t.fetch->url.c_str());
+  set(h, CURLOPT_NOSIGNAL, 1L);
+  set(h, CURLOPT_FOLLOWLOCATION, 1L);
+  set(h, CURLOPT_MAXREDIRS, kMaxRedirects);
+  // HTTP and HTTPS only, redirects included: by name since 7.85, by bitmask before.
+  if (set(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+      set(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK) {
+    const long http = CURLPROTO_HTTP | CURLPROTO_HTTPS;
+    if (set(h, CURLOPT_PROTOCOLS, http) != CURLE_OK || set(h, CURLOPT_REDIR_PROTOCOLS, http) != CURLE_OK)
+      throw HubUnreachable(t.fetch->what + ": libcurl cannot restrict its protocols to HTTP and HTTPS");
+  }
+  set(h, CURLOPT_TIMEOUT_MS, settings.timeout_ms);
+  set(h, CURLOPT_CONNECTTIMEOUT_MS, settings.timeout_ms);
+  set(h, CURLOPT_ERRORBUFFER, t.curl_error);
+  set(h, CURLOPT_HEADERFUNCTION, on_header);
+  set(h, CURLOPT_HEADERDATA, &t);
+  set(h, CURLOPT_WRITEFUNCTION, on_body);
+  set(h, CURLOPT_WRITEDATA, &t);
+  set(h, CURLOPT_USERAGENT, "iteragpu/" ITERAGPU_VERSION);
   if (t.fetch->first) {
     const std::string range = std::to_string(*t.fetch->first) + "-" + std::to_string(t.fetch->last);
-    curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());  // copied by libcurl
+    set(h, CURLOPT_RANGE, range.c_str());  // copied by libcurl
   }
   // libcurl sends a custom Authorization header to the first host only, never after a
   // redirect to another one (CURLOPT_UNRESTRICTED_AUTH is left off).
   if (!settings.token.empty()) {
     const std::string authorization = "Authorization: Bearer " + settings.token;
-    t.headers.reset(curl_slist_append(t.headers.release(), authorization.c_str()));
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, t.headers.get());
+    t.headers.reset(curl().slist_append(t.headers.release(), authorization.c_str()));
+    set(h, CURLOPT_HTTPHEADER, t.headers.get());
   }
 }
 
@@ -235,20 +301,18 @@ std::string url_encoded(const std::string& text, bool keep_slashes) {
 
 std::vector<HttpAnswer> fetch_all(const std::vector<HttpFetch>& fetches, const HttpSettings& settings,
                                   HttpTotals& totals) {
-  static std::once_flag initialised;
-  std::call_once(initialised, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-
-  std::unique_ptr<CURLM, CURLMcode (*)(CURLM*)> multi(curl_multi_init(), curl_multi_cleanup);
+  const Curl& c = curl();
+  std::unique_ptr<CURLM, CURLMcode (*)(CURLM*)> multi(c.multi_init(), c.multi_cleanup);
   if (!multi) throw HubUnreachable("libcurl could not start a transfer");
-  curl_multi_setopt(multi.get(), CURLMOPT_MAX_TOTAL_CONNECTIONS, 32L);
+  c.multi_setopt(multi.get(), CURLMOPT_MAX_TOTAL_CONNECTIONS, 32L);
   std::vector<std::unique_ptr<Transfer>> transfers;
   for (const HttpFetch& fetch : fetches) {
     auto t = std::make_unique<Transfer>();
     t->fetch = &fetch;
-    t->handle.reset(curl_easy_init());
+    t->handle.reset(c.easy_init());
     if (!t->handle) throw HubUnreachable(fetch.what + ": libcurl could not start a transfer");
     configure(*t, settings);
-    curl_multi_add_handle(multi.get(), t->handle.get());
+    c.multi_add_handle(multi.get(), t->handle.get());
     transfers.push_back(std::move(t));
   }
   // Every handle is removed before it is cleaned up, failure or not.
@@ -256,17 +320,17 @@ std::vector<HttpAnswer> fetch_all(const std::vector<HttpFetch>& fetches, const H
     CURLM* multi;
     std::vector<std::unique_ptr<Transfer>>& transfers;
     ~Detach() {
-      for (auto& t : transfers) curl_multi_remove_handle(multi, t->handle.get());
+      for (auto& t : transfers) curl().multi_remove_handle(multi, t->handle.get());
     }
   } detach{multi.get(), transfers};
 
   int running = 0;
   do {
-    CURLMcode code = curl_multi_perform(multi.get(), &running);
-    if (code == CURLM_OK && running) code = curl_multi_poll(multi.get(), nullptr, 0, 1000, nullptr);
-    if (code != CURLM_OK) throw HubUnreachable(std::string("libcurl: ") + curl_multi_strerror(code));
+    CURLMcode code = c.multi_perform(multi.get(), &running);
+    if (code == CURLM_OK && running) code = c.multi_poll(multi.get(), nullptr, 0, 1000, nullptr);
+    if (code != CURLM_OK) throw HubUnreachable(std::string("libcurl: ") + c.multi_strerror(code));
     int queued = 0;
-    while (CURLMsg* message = curl_multi_info_read(multi.get(), &queued)) {
+    while (CURLMsg* message = c.multi_info_read(multi.get(), &queued)) {
       if (message->msg != CURLMSG_DONE) continue;
       for (auto& t : transfers)
         if (t->handle.get() == message->easy_handle) {
