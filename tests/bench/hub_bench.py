@@ -2,7 +2,8 @@
 """`iteragpu predict --model org/name` for a Llama-3.1-70B-shaped repository of 30 shards,
 served on the loopback by tests/hub/hub_server.py with 50 ms added to every answer (as a
 network would), then from a Hugging Face cache holding the same snapshot (HF_HUB_OFFLINE=1),
-and, where huggingface_hub is installed, side by side with its get_safetensors_metadata on the
+the same snapshot as a plain folder (what the prediction itself costs), and, where
+huggingface_hub is installed, side by side with its get_safetensors_metadata on the
 same server (the peer: headers only, no prediction). Runs alternate; medians of wall time;
 the requests and bytes come from iteragpu's --verbose line.
 
@@ -77,12 +78,14 @@ def main():
         except ImportError:
             peer, peer_name = None, None
 
-        times = {"hub": [], "cache": [], "peer": []}
+        snapshot_folder = repositories[REPOSITORY]["folder"]
+        times = {"hub": [], "cache": [], "folder": [], "peer": []}
         verbose = ""
         for _ in range(args.runs):
             elapsed, verbose = timed([args.iteragpu, *PREDICT, "--verbose"], from_hub)
             times["hub"].append(elapsed)
             times["cache"].append(timed([args.iteragpu, *PREDICT], from_cache)[0])
+            times["folder"].append(timed([args.iteragpu, *PREDICT[:2], snapshot_folder, *PREDICT[3:]], base)[0])
             if peer:
                 times["peer"].append(timed(peer, dict(from_hub, HF_HUB_DISABLE_TELEMETRY="1"))[0])
         server.send_signal(signal.SIGTERM)
@@ -97,6 +100,7 @@ def main():
     print("%d runs each, alternating; %d ms added to every answer of the loopback Hub" % (args.runs, args.latency_ms))
     print("  iteragpu predict --model %s, from the Hub:   median %.3f s (%s)" % (REPOSITORY, median["hub"], verbose))
     print("  iteragpu predict --model %s, from the cache: median %.3f s" % (REPOSITORY, median["cache"]))
+    print("  iteragpu predict --model FOLDER (the same snapshot as a folder):   median %.3f s" % median["folder"])
     if peer:
         print("  %s, same server:       median %.3f s; iteragpu/peer %.2f" %
               (peer_name, median["peer"], median["hub"] / median["peer"]))

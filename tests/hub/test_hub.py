@@ -228,3 +228,22 @@ def test_python_reads_a_hub_id_and_raises_hub_unreachable(site, monkeypatch):
     with pytest.raises(iteragpu.HubUnreachable) as raised:
         iteragpu.predict(model=SINGLE, compute_capability="9.0")
     assert isinstance(raised.value, ConnectionError) and "cannot connect" in str(raised.value)
+
+
+def test_measure_runs_a_complete_cache_snapshot_and_records_its_commit(site, tmp_path):
+    """With the test double of the LibTorch plugin: the worker finds the cached weights again
+    from the id, and the measurement file names the commit it measured."""
+    output = str(tmp_path / "m.json")
+    result = run(site, "measure", "--model", SHARDED, "--new-tokens", "2", "--output", output, "--backend",
+                 os.environ["ITERAGPU_FAKE_BACKEND_PLUGIN"], cwd=str(tmp_path), HF_HUB_CACHE=site["cache"],
+                 HF_HUB_OFFLINE="1")
+    assert result.returncode == 0, result.stderr
+    with open(output) as f:
+        document = json.load(f)
+    assert_valid(document)
+    snapshot = os.path.join(site["cache"], "models--iteragpu-test--tiny-llama-sharded", "snapshots",
+                            site["repositories"][SHARDED]["commit"])
+    assert document["configuration"]["model"] == SHARDED
+    assert document["configuration"]["model_source"] == {
+        "read_from": "huggingface_cache", "repository": SHARDED, "revision": "main",
+        "commit": site["repositories"][SHARDED]["commit"], "location": snapshot}
