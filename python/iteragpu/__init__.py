@@ -116,7 +116,7 @@ def _usage_error(keyword, reason):
     return error
 
 
-def estimate(parameters=None, bits=None, *, reserve_gib=None, checkpoint=None, by_tensor=False):
+def estimate(parameters=None, bits=None, *, reserve_gib=None, checkpoint=None, by_tensor=False, timeout=None):
     """Weight memory, exactly (no GPU needed): from a parameter count and a bit width, or from
     the safetensors checkpoint you have (its headers only; no tensor data is read).
 
@@ -124,8 +124,11 @@ def estimate(parameters=None, bits=None, *, reserve_gib=None, checkpoint=None, b
         parameters: a positive whole count (int, or str with a K/M/B/T shorthand: "7B").
         bits: storage bits per parameter (16, 4).
         checkpoint: keyword, instead of parameters and bits; a .safetensors file, a sharded
-            checkpoint's *.safetensors.index.json, or a folder holding one (str or PathLike).
+            checkpoint's *.safetensors.index.json, or a folder holding one (str or PathLike);
+            or a Hub id "org/name[@revision]" (the Hugging Face cache, else its headers over
+            HTTPS).
         by_tensor: keyword, with checkpoint; keep every tensor in ``tensors``.
+        timeout: keyword, with a Hub id; seconds per HTTP request (None: 10).
         reserve_gib: a reserve to add, in GiB (None: 0). Your assumption.
 
     Returns:
@@ -144,10 +147,12 @@ def estimate(parameters=None, bits=None, *, reserve_gib=None, checkpoint=None, b
                 "cannot be combined with parameters or bits: the checkpoint's headers give every "
                 "tensor's dtype and shape",
             )
-        return MemoryEstimator().estimate_checkpoint(checkpoint, by_tensor=by_tensor,
+        return MemoryEstimator().estimate_checkpoint(checkpoint, by_tensor=by_tensor, timeout=timeout,
                                                      **_given(reserve_gib=reserve_gib))
     if by_tensor:
         raise _usage_error("by_tensor", "lists the tensors of a checkpoint; pass checkpoint=PATH")
+    if timeout is not None:
+        raise _usage_error("timeout", "goes with checkpoint naming a Hub id (org/name)")
     if parameters is None and bits is None:
         raise TypeError("estimate() needs parameters and bits, or checkpoint")
     return MemoryEstimator().estimate(parameters, bits, **_given(reserve_gib=reserve_gib))
@@ -169,7 +174,7 @@ def environment(*, device=None, output=None, backend_path=None):
 
 def predict(*, device=None, compute_capability=None, batch=None, context=None, width=None,
             hidden=None, dtype=None, warmup=None, repeats=None, seed=None, backend_path=None,
-            model=None, new_tokens=None):
+            model=None, new_tokens=None, timeout=None):
     """The allocator counters measure() will record with the same options, phase by phase,
     predicted from PyTorch's caching-allocator rules before any GPU is touched.
 
@@ -182,9 +187,11 @@ def predict(*, device=None, compute_capability=None, batch=None, context=None, w
         batch, context, width, hidden, dtype, warmup, repeats, seed: as for measure()
             (None keeps measure()'s default).
         backend_path: an explicit LibTorch backend plugin file (with device).
-        model, new_tokens: a local checkpoint folder (config.json and safetensors headers
-            are read, no tensor data) and its decode steps, as for measure(model=...): every
+        model, new_tokens: a checkpoint folder, or a Hub id "org/name[@revision]" (the
+            Hugging Face cache, else its config.json and safetensors headers over HTTPS; no
+            tensor data is read), and its decode steps, as for measure(model=...): every
             prefill and decode row is predicted.
+        timeout: with a Hub id, seconds per HTTP request (None: 10).
 
     Returns:
         MemoryPrediction: ``to_dict()`` equals ``iteragpu predict --format json``.
@@ -195,7 +202,7 @@ def predict(*, device=None, compute_capability=None, batch=None, context=None, w
     """
     options = {"batch": batch, "context": context, "width": width, "hidden": hidden,
                "dtype": dtype, "warmup": warmup, "repeats": repeats, "seed": seed,
-               "backend_path": backend_path, "model": model, "new_tokens": new_tokens}
+               "backend_path": backend_path, "model": model, "new_tokens": new_tokens, "timeout": timeout}
     request = MeasureRequest(device="" if device is None else device,
                              **{k: v for k, v in options.items() if v is not None})
     if compute_capability is not None and not isinstance(compute_capability, str):
@@ -222,7 +229,7 @@ def quote(gpu, days, *, lots=None, accepted_results=None, catalog=None):
 
 
 def packages(*, model, batch=None, context=None, new_tokens=None, dtype=None, warmup=None, repeats=None,
-             days=None, measurement=None, catalog=None):
+             days=None, measurement=None, catalog=None, timeout=None):
     """Which rental package's GPU holds a checkpoint at a batch and context, as
     ``iteragpu packages --model`` judges it: the predicted peak reserved bytes plus the
     process's memory outside the caching allocator, against each catalog GPU model's memory
@@ -231,18 +238,20 @@ def packages(*, model, batch=None, context=None, new_tokens=None, dtype=None, wa
     model instance: splitting a model over several GPUs is not modelled.
 
     Args:
-        model: a local checkpoint folder (config.json and safetensors; headers only are read).
+        model: a checkpoint folder (config.json and safetensors; headers only are read), or a
+            Hub id "org/name[@revision]" (the Hugging Face cache, else the headers over HTTPS).
         batch, context, new_tokens, dtype, warmup, repeats: as for measure(model=...).
         days: 3, 7 or 30: each package's price for that duration (None: no prices).
         measurement: a measure(model=...) file of the same checkpoint and configuration: its
             decode rate prices a million generated tokens on the GPU model it ran on.
         catalog: None for the shipped (illustrative) catalog, or a CSV path.
+        timeout: with a Hub id, seconds per HTTP request (None: 10).
 
     Returns:
         PackageFitReport: ``to_dict()`` equals ``iteragpu packages --model ... --format json``.
     """
     options = {"batch": batch, "context": context, "new_tokens": new_tokens, "dtype": dtype,
-               "warmup": warmup, "repeats": repeats}
+               "warmup": warmup, "repeats": repeats, "timeout": timeout}
     request = MeasureRequest(device="", model=model, **{k: v for k, v in options.items() if v is not None})
     return _fit_packages(request, days, measurement, catalog)
 

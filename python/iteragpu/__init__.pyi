@@ -68,7 +68,7 @@ Progress = Union[None, Literal[False], ProgressCallback]
 def estimate(parameters: Number, bits: Number, *, reserve_gib: Number = ...) -> MemoryEstimate: ...
 @overload
 def estimate(*, checkpoint: PathArg, reserve_gib: Number = ...,
-             by_tensor: bool = ...) -> CheckpointEstimate: ...
+             by_tensor: bool = ..., timeout: Optional[Number] = ...) -> CheckpointEstimate: ...
 def environment(*, device: str = ..., output: Optional[PathArg] = ...,
                 backend_path: Optional[PathArg] = ...) -> EnvironmentReport: ...
 def quote(gpu: str, days: Number, *, catalog: Union[None, PathArg, Catalog] = ...,
@@ -94,18 +94,20 @@ class PhaseMeasurer:
                 output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
                 in_process: bool = ...,
                 progress: Progress = ..., model: Optional[PathArg] = ...,
-                new_tokens: Optional[IntText] = ...) -> Union[Measurement, MeasurementSummary]: ...
+                new_tokens: Optional[IntText] = ...,
+                timeout: Optional[Number] = ...) -> Union[Measurement, MeasurementSummary]: ...
 
 def packages(*, model: PathArg, batch: Optional[IntText] = ..., context: Optional[IntText] = ...,
              new_tokens: Optional[IntText] = ..., dtype: Optional[str] = ..., warmup: Optional[IntText] = ...,
              repeats: Optional[IntText] = ..., days: Optional[IntText] = ..., measurement: Optional[PathArg] = ...,
-             catalog: Union[None, PathArg, Catalog] = ...) -> PackageFitReport: ...
+             catalog: Union[None, PathArg, Catalog] = ...,
+             timeout: Optional[Number] = ...) -> PackageFitReport: ...
 def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[str, float]] = ...,
             batch: Optional[int] = ..., context: Optional[int] = ..., width: Optional[int] = ...,
             hidden: Optional[int] = ..., dtype: Optional[str] = ..., warmup: Optional[int] = ...,
             repeats: Optional[int] = ..., seed: Optional[int] = ...,
             backend_path: Optional[PathArg] = ..., model: Optional[PathArg] = ...,
-            new_tokens: Optional[int] = ...) -> MemoryPrediction: ...
+            new_tokens: Optional[int] = ..., timeout: Optional[Number] = ...) -> MemoryPrediction: ...
 
 def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
             width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
@@ -113,11 +115,13 @@ def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
             output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
             in_process: bool = ...,
             progress: Progress = ..., model: Optional[PathArg] = ...,
-            new_tokens: Optional[IntText] = ...) -> Union[Measurement, MeasurementSummary]: ...
+            new_tokens: Optional[IntText] = ...,
+            timeout: Optional[Number] = ...) -> Union[Measurement, MeasurementSummary]: ...
 def sweep(vary: Literal["batch", "context", "width", "hidden", "new-tokens"], *, budget: IntText = ...,
           device: str = ..., batch: IntText = ..., context: IntText = ..., width: Optional[IntText] = ...,
           hidden: Optional[IntText] = ..., dtype: Optional[str] = ..., warmup: IntText = ...,
           repeats: IntText = ..., seed: IntText = ..., output: Optional[PathArg] = ...,
           backend_path: Optional[PathArg] = ...,
           progress: Union[None, Literal[False], PointCallback] = ...,
-          model: Optional[PathArg] = ..., new_tokens: Optional[IntText] = ...) -> SweepResult: ...
+          model: Optional[PathArg] = ..., new_tokens: Optional[IntText] = ...,
+          timeout: Optional[Number] = ...) -> SweepResult: ...

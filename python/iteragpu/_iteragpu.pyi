@@ -110,7 +110,7 @@ class MemoryEstimator:
     def __init__(self) -> None: ...
     def estimate(self, parameters: Number, bits: Number, reserve_gib: Number = ...) -> MemoryEstimate: ...
     def estimate_checkpoint(self, checkpoint: PathArg, reserve_gib: Number = ...,
-                            by_tensor: bool = ...) -> CheckpointEstimate: ...
+                            by_tensor: bool = ..., timeout: Optional[Number] = ...) -> CheckpointEstimate: ...
 
 # Packages (python/src/package_bindings.cpp).
 class CatalogEntry:
@@ -299,7 +299,8 @@ class MeasureRequest:
                  width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
                  warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
                  output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
-                 model: Optional[PathArg] = ..., new_tokens: Optional[IntText] = ...) -> None: ...
+                 model: Optional[PathArg] = ..., new_tokens: Optional[IntText] = ...,
+                 timeout: Optional[Number] = ...) -> None: ...
     device: str
     batch: str
     context: str
@@ -313,6 +314,7 @@ class MeasureRequest:
     backend_path: str
     model: Optional[str]
     new_tokens: Optional[str]
+    timeout: Optional[str]
 
 class MeasureConfiguration:
     @staticmethod

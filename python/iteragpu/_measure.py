@@ -14,7 +14,8 @@ class PhaseMeasurer:
 
     def measure(self, *, device="cuda:0", batch=1, context=16, width=None, hidden=None,
                 dtype=None, warmup=1, repeats=2, seed=20260924, output=None,
-                backend_path=None, in_process=False, progress=None, model=None, new_tokens=None):
+                backend_path=None, in_process=False, progress=None, model=None, new_tokens=None,
+                timeout=None):
         """Measures memory and time phase by phase.
 
         Args:
@@ -23,16 +24,18 @@ class PhaseMeasurer:
                 MeasurementSummary (output is then required: the summary file, each GPU's
                 result beside it as <stem>-cuda<N>.json).
             batch, context, width: input shape [batch, context, width] (defaults 1, 16; width
-                None: 64); context is a number of positions (no attention, no KV cache).
+                None: 64); context is a number of positions, with model the prompt length.
             hidden: hidden width; None (default) means 4 x width.
             dtype: "float32", "float16" or "bfloat16"; None (default): float32, or with model
                 the checkpoint's own.
             warmup: warm-up forwards (default 1); repeats: timed warm forwards (default 2).
                 With model: warm-up and warm sequences after the cold one.
-            model: a local dense decoder-only checkpoint folder (config.json and safetensors
-                weights: Llama, Mistral, Qwen2, Qwen3) run as transformers runs it, instead of
-                the synthetic MLP: batch x context random token ids are the prompt; width and
-                hidden come from its config.json (giving them is a UsageError, as model="" is).
+            model: a dense decoder-only checkpoint (Llama, Mistral, Qwen2, Qwen3) run as
+                transformers runs it, instead of the synthetic MLP: a folder (config.json and
+                safetensors weights), or a Hub id "org/name[@revision]" complete in the Hugging
+                Face cache; batch x context random token ids are the prompt; width and hidden
+                come from its config.json (giving them is a UsageError, as model="" is).
+            timeout: with a Hub id, seconds per HTTP request (None: 10).
             new_tokens: with model, decode steps after each prefill, one row each (None: 16);
                 without model a UsageError.
                 None for any keyword leaves it out, as an option not given on the command line:
@@ -58,7 +61,7 @@ class PhaseMeasurer:
         request = _iteragpu.MeasureRequest(
             device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
             warmup=warmup, repeats=repeats, seed=seed, output=output, backend_path=backend_path,
-            model=model, new_tokens=new_tokens)
+            model=model, new_tokens=new_tokens, timeout=timeout)
         callback = _progress_callback(progress, request)
         try:
             if in_process:
@@ -71,12 +74,12 @@ class PhaseMeasurer:
 
 def measure(*, device="cuda:0", batch=1, context=16, width=None, hidden=None, dtype=None,
             warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
-            in_process=False, progress=None, model=None, new_tokens=None):
+            in_process=False, progress=None, model=None, new_tokens=None, timeout=None):
     """Same as PhaseMeasurer().measure(...); see there."""
     return PhaseMeasurer().measure(
         device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
         warmup=warmup, repeats=repeats, seed=seed, output=output, backend_path=backend_path,
-        in_process=in_process, progress=progress, model=model, new_tokens=new_tokens)
+        in_process=in_process, progress=progress, model=model, new_tokens=new_tokens, timeout=timeout)
 
 
 def _progress_callback(progress, request):
@@ -93,7 +96,7 @@ def _progress_callback(progress, request):
 
 def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=None, hidden=None,
           dtype=None, warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
-          progress=None, model=None, new_tokens=None):
+          progress=None, model=None, new_tokens=None, timeout=None):
     """The largest value of one dimension whose peak reserved memory stays under a budget.
 
     From the configuration given, ``vary`` grows geometrically, then a bisection finds the
@@ -107,8 +110,9 @@ def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=Non
             "new-tokens".
         budget: "50%" (default) of the free memory the runtime reports at the first point,
             or a number of bytes (int or str).
-        model, new_tokens: a local checkpoint folder and its decode steps, as for
-            measure(model=...): the checkpoint is swept instead of the synthetic MLP.
+        model, new_tokens, timeout: a checkpoint (a folder, or a Hub id complete in the cache)
+            and its decode steps, as for measure(model=...): the checkpoint is swept instead
+            of the synthetic MLP.
         device, batch, context, width, hidden, dtype, warmup, repeats, seed, backend_path:
             the starting configuration, as for measure() (one GPU).
         output: a new JSON file for the sweep (never overwritten), or None.
@@ -128,7 +132,7 @@ def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=Non
     start = _iteragpu.MeasureRequest(
         device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
         warmup=warmup, repeats=repeats, seed=seed, backend_path=backend_path, model=model,
-        new_tokens=new_tokens)
+        new_tokens=new_tokens, timeout=timeout)
     if progress is False:
         rows, points = None, None
     elif progress is None:

@@ -151,25 +151,28 @@ void register_estimate(py::module_& m) {
       .def(
           "estimate_checkpoint",
           [](const MemoryEstimator& estimator, py::handle checkpoint, py::handle reserve_gib,
-             py::handle by_tensor) {
+             py::handle by_tensor, py::handle timeout) {
             CheckpointRequest request;
             request.checkpoint = required_path_keyword(checkpoint, "checkpoint");
             request.reserve_gib = numeric_keyword_text(reserve_gib, "reserve_gib");
             request.by_tensor = bool_keyword(by_tensor, "by_tensor");
-            py::gil_scoped_release release;  // file reads only
+            if (!timeout.is_none()) request.timeout = numeric_keyword_text(timeout, "timeout");
+            py::gil_scoped_release release;  // file reads, or HTTP requests for a Hub id
             return estimator.estimate_checkpoint(request);
           },
           py::arg("checkpoint"), py::arg("reserve_gib") = checkpoint_defaults.reserve_gib,
-          py::arg("by_tensor") = py::bool_(checkpoint_defaults.by_tensor),
+          py::arg("by_tensor") = py::bool_(checkpoint_defaults.by_tensor), py::arg("timeout") = py::none(),
           R"pbdoc(
             Weight memory of a safetensors checkpoint, from its headers only.
 
             Args:
                 checkpoint: a .safetensors file, a sharded checkpoint's
                     *.safetensors.index.json, or a folder holding exactly one index (else
-                    exactly one .safetensors file); str or os.PathLike.
+                    exactly one .safetensors file); str or os.PathLike. Or a Hugging Face
+                    Hub id "org/name[@revision]": the cache, else the headers over HTTPS.
                 reserve_gib: a reserve to add, in GiB (non-negative). Default "0".
                 by_tensor: keep every tensor in ``tensors`` (and list them in the reports).
+                timeout: with a Hub id, seconds per HTTP request (None: 10).
 
             Returns:
                 CheckpointEstimate: per dtype tensors, parameters and bytes; the total.
@@ -177,7 +180,9 @@ void register_estimate(py::module_& m) {
             Raises:
                 DataFileError: (a ValueError) "PATH: reason": a missing file, one that is not
                     a regular file, or not a valid safetensors checkpoint.
-                UsageError: an empty path or a malformed reserve.
+                UsageError: an empty path or a malformed reserve; a Hub id that names
+                    nothing that can be read (no such repository, a gated one).
+                HubUnreachable: (a ConnectionError) a Hub id's request failed on the way.
           )pbdoc")
       .def(
           "estimate",

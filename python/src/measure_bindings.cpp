@@ -368,7 +368,7 @@ void register_measure_request(py::module_& m) {
       .def(py::init([](py::handle device, py::handle batch, py::handle context, py::handle width,
                        py::handle hidden, py::handle dtype, py::handle warmup, py::handle repeats,
                        py::handle seed, py::handle output, py::handle backend_path, py::handle model,
-                       py::handle new_tokens) {
+                       py::handle new_tokens, py::handle timeout) {
              MeasureRequest request;
              request.device = text_keyword(device, "device");
              request.batch = numeric_keyword_text(batch, "batch");
@@ -389,6 +389,7 @@ void register_measure_request(py::module_& m) {
              request.backend_path = path_keyword_text(backend_path, "backend_path");
              request.model = given(model, [](py::handle v) { return path_keyword_text(v, "model"); });
              request.new_tokens = given(new_tokens, [](py::handle v) { return numeric_keyword_text(v, "new_tokens"); });
+             request.timeout = given(timeout, [](py::handle v) { return numeric_keyword_text(v, "timeout"); });
              return request;
            }),
            py::kw_only(), py::arg("device") = py::str(defaults.device),
@@ -397,12 +398,14 @@ void register_measure_request(py::module_& m) {
            py::arg("dtype") = py::none(), py::arg("warmup") = py::int_(1),
            py::arg("repeats") = py::int_(2), py::arg("seed") = py::int_(20260924),
            py::arg("output") = py::none(), py::arg("backend_path") = py::none(), py::arg("model") = py::none(),
-           py::arg("new_tokens") = py::none(),
+           py::arg("new_tokens") = py::none(), py::arg("timeout") = py::none(),
            "Keywords as for iteragpu.measure(); int or str for the numbers; None leaves a keyword out "
-           "(width 64, hidden 4 x width, dtype float32 or the checkpoint's with model, new_tokens 16).")
+           "(width 64, hidden 4 x width, dtype float32 or the checkpoint's with model, new_tokens 16, "
+           "timeout 10 seconds per HTTP request of a Hub id).")
       .def_readonly("device", &MeasureRequest::device)
       .def_readonly("batch", &MeasureRequest::batch)
-      .def_readonly("context", &MeasureRequest::context, "Positions; no attention, no KV cache.")
+      .def_readonly("context", &MeasureRequest::context,
+                    "The synthetic MLP's positions, or with model the prompt length.")
       .def_readonly("width", &MeasureRequest::width, "None: left out (64).")
       .def_readonly("hidden", &MeasureRequest::hidden, "None: left out (4 x width).")
       .def_readonly("dtype", &MeasureRequest::dtype, "None: left out (float32, or the checkpoint's).")
@@ -411,8 +414,10 @@ void register_measure_request(py::module_& m) {
       .def_readonly("seed", &MeasureRequest::seed)
       .def_readonly("output", &MeasureRequest::output, "The JSON file to create ('' for none).")
       .def_readonly("backend_path", &MeasureRequest::backend_path)
-      .def_readonly("model", &MeasureRequest::model, "A checkpoint folder (None for the synthetic MLP).")
+      .def_readonly("model", &MeasureRequest::model,
+                    "A checkpoint folder or a Hub id org/name[@revision] (None for the synthetic MLP).")
       .def_readonly("new_tokens", &MeasureRequest::new_tokens, "None: left out (16).")
+      .def_readonly("timeout", &MeasureRequest::timeout, "With a Hub id: seconds per HTTP request; None: 10.")
       .def("__repr__", [](const MeasureRequest& r) {
         const auto text = [](const std::optional<std::string>& value) {
           return value ? "'" + *value + "'" : std::string("None");
@@ -420,7 +425,7 @@ void register_measure_request(py::module_& m) {
         return "MeasureRequest(device='" + r.device + "', batch='" + r.batch + "', context='" + r.context +
                "', width=" + text(r.width) + ", hidden=" + text(r.hidden) + ", dtype=" + text(r.dtype) +
                ", warmup='" + r.warmup + "', repeats='" + r.repeats + "', model=" + text(r.model) +
-               ", new_tokens=" + text(r.new_tokens) + ")";
+               ", new_tokens=" + text(r.new_tokens) + ", timeout=" + text(r.timeout) + ")";
       });
 
   py::class_<MeasureConfiguration>(m, "MeasureConfiguration", R"pbdoc(

@@ -247,3 +247,18 @@ def test_measure_runs_a_complete_cache_snapshot_and_records_its_commit(site, tmp
     assert document["configuration"]["model_source"] == {
         "read_from": "huggingface_cache", "repository": SHARDED, "revision": "main",
         "commit": site["repositories"][SHARDED]["commit"], "location": snapshot}
+
+
+def test_python_bounds_each_request_by_its_timeout_keyword(site, monkeypatch):
+    import iteragpu
+
+    monkeypatch.setenv("HF_ENDPOINT", site["endpoint"])
+    monkeypatch.setenv("HF_HUB_CACHE", site["empty_cache"])
+    start = time.monotonic()
+    with pytest.raises(iteragpu.HubUnreachable, match=r"no complete answer within 0\.25 s \(--timeout\)"):
+        iteragpu.estimate(checkpoint="iteragpu-test/fault-stall", timeout=0.25)
+    with pytest.raises(iteragpu.HubUnreachable, match=r"within 0\.25 s"):
+        iteragpu.predict(model="iteragpu-test/fault-stall", compute_capability="9.0", timeout="0.25")
+    assert time.monotonic() - start < 10
+    with pytest.raises(iteragpu.UsageError, match="timeout: '0' is not a timeout"):
+        iteragpu.packages(model=SINGLE, timeout=0)
