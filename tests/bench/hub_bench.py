@@ -96,7 +96,7 @@ def main():
     median = {k: statistics.median(v) for k, v in times.items() if v}
     print("hub_bench: %s, %s, Python %s, %s UTC" % (platform.node(), platform.processor() or platform.machine(),
                                                      platform.python_version(),
-                                                     datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")))
+                                                     datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")))
     print("%d runs each, alternating; %d ms added to every answer of the loopback Hub" % (args.runs, args.latency_ms))
     print("  iteragpu predict --model %s, from the Hub:   median %.3f s (%s)" % (REPOSITORY, median["hub"], verbose))
     print("  iteragpu predict --model %s, from the cache: median %.3f s" % (REPOSITORY, median["cache"]))
