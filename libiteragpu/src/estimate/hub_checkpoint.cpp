@@ -15,9 +15,6 @@
 
 namespace iteragpu {
 
-std::unique_ptr<const ModelFiles> fetch_hub_model_files(const HubReference& reference, const HubSettings& settings,
-                                                        const std::string& field);
-
 namespace {
 
 constexpr std::uint64_t kFirstBytes = 100'000;

@@ -18,9 +18,6 @@
 
 namespace iteragpu {
 
-std::unique_ptr<const ModelFiles> fetch_hub_model_files(const HubReference& reference, const HubSettings& settings,
-                                                        const std::string& field);  // hub_checkpoint.cpp
-
 namespace {
 
 std::string joined(const std::string& folder, const std::string& name) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "estimate/checkpoint_files.hpp"
+#include "hub/hub_reference.hpp"
 #include "iteragpu/model_origin.hpp"
 
 namespace iteragpu {
@@ -70,6 +71,11 @@ struct HubAccess {
 // the network fails. A path is returned as it is, its errors left to the readers.
 std::shared_ptr<const ModelFiles> open_model_files(const std::string& model, const std::string& field,
                                                    const HubAccess& access);
+
+// A Hub repository's config.json, index and safetensors headers at one commit, fetched over
+// HTTP (hub_checkpoint.cpp); UsageError(field) or HubUnreachable as open_model_files says.
+std::unique_ptr<const ModelFiles> fetch_hub_model_files(const HubReference& reference, const HubSettings& settings,
+                                                        const std::string& field);
 
 // --timeout's seconds per HTTP request: a decimal above 0, at most 600; UsageError(field).
 long parse_hub_timeout_ms(const std::string& text, const std::string& field);
