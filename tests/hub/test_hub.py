@@ -262,3 +262,32 @@ def test_python_bounds_each_request_by_its_timeout_keyword(site, monkeypatch):
     assert time.monotonic() - start < 10
     with pytest.raises(iteragpu.UsageError, match="timeout: '0' is not a timeout"):
         iteragpu.packages(model=SINGLE, timeout=0)
+
+
+def test_sweep_and_measure_of_a_cache_snapshot_are_those_of_its_folder(site, tmp_path):
+    """The two commands that load weights, with the test double of the LibTorch plugin: the
+    sweep's report (host times masked as the recorded outputs mask them) and the measurement's
+    counters, configuration and checkpoint record are the folder's."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "golden"))
+    from mask_outputs import mask_times
+
+    fake = ["--backend", os.environ["ITERAGPU_FAKE_BACKEND_PLUGIN"], "--new-tokens", "2"]
+    cache = {"HF_HUB_CACHE": site["cache"], "HF_HUB_OFFLINE": "1"}
+    sweep = ["sweep", "--model", SINGLE, "--vary", "context", "--budget", "200000000", *fake]
+    folder, cached = run(site, *sweep), run(site, *sweep, cwd=str(tmp_path), **cache)
+    assert folder.returncode == 0 and cached.returncode == 0, folder.stderr + cached.stderr
+    assert without_origin(mask_times(cached.stdout), site) == mask_times(folder.stdout)
+    documents = []
+    for where, environment in ((site["folders"], {}), (str(tmp_path), cache)):
+        output = os.path.join(str(tmp_path), "m-%d.json" % len(documents))
+        result = run(site, "measure", "--model", SINGLE, "--output", output, *fake, cwd=where, **environment)
+        assert result.returncode == 0, result.stderr
+        with open(output) as f:
+            documents.append(json.load(f))
+    folder_file, cache_file = documents
+    assert "model_source" not in folder_file["configuration"]
+    assert cache_file["configuration"].pop("model_source")["read_from"] == "huggingface_cache"
+    assert cache_file["configuration"] == folder_file["configuration"]
+    assert cache_file["decoder_model"] == folder_file["decoder_model"]
+    counters = [{k: v for k, v in row.items() if not k.endswith("seconds")} for row in folder_file["phases"]]
+    assert [{k: v for k, v in row.items() if not k.endswith("seconds")} for row in cache_file["phases"]] == counters
