@@ -27,8 +27,7 @@ class HubReader {
       : reference_(reference), settings_(settings), field_(std::move(field)) {
     http_.timeout_ms = settings.timeout_ms;
     http_.token = settings.token;
-    shown_ = printable(reference.revision == "main" ? reference.repository
-                                                    : reference.repository + "@" + reference.revision);
+    shown_ = printable(reference.text());
   }
 
   HttpFetch whole(const std::string& revision, const std::string& name, std::uint64_t limit) const {
@@ -70,8 +69,7 @@ class HubReader {
   ModelOrigin origin(const std::string& commit, double seconds) const {
     ModelOrigin origin;
     origin.kind = ModelOrigin::Kind::kHub;
-    origin.given = reference_.revision == "main" ? reference_.repository
-                                                 : reference_.repository + "@" + reference_.revision;
+    origin.given = reference_.text();
     origin.repository = reference_.repository;
     origin.revision = reference_.revision;
     origin.commit = commit;

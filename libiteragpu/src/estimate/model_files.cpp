@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -15,6 +14,7 @@
 #include "iteragpu/printable_text.hpp"
 #include "mechanics/input_file.hpp"
 #include "mechanics/json_output.hpp"
+#include "mechanics/quantity_parser.hpp"
 
 namespace iteragpu {
 
@@ -57,7 +57,7 @@ class LocalFolder final : public ModelFiles {
     shard.header = read_safetensors_header(file);
     return shard;
   }
-  std::string weights_folder() const override { return folder_.empty() ? "." : folder_; }
+  std::string weights_folder() const override { return display_whole(); }
 
  private:
   std::string folder_;
@@ -78,9 +78,7 @@ class FetchedFiles final : public ModelFiles {
   }
   bool has(const std::string& name) const override { return files_.count(name) != 0; }
   std::string display(const std::string& name) const override { return display_whole() + "/" + name; }
-  std::string display_whole() const override {
-    return origin_.revision == "main" ? origin_.repository : origin_.repository + "@" + origin_.revision;
-  }
+  std::string display_whole() const override { return origin_.given; }
   std::string read_text(const std::string& name, const std::string& what, std::uint64_t limit) const override {
     const FetchedFile& file = find(name, what);
     if (file.size > limit)
@@ -182,20 +180,20 @@ std::shared_ptr<const ModelFiles> open_model_files(const std::string& model, con
 }
 
 long parse_hub_timeout_ms(const std::string& text, const std::string& field) {
-  // Whole digits, then at most three decimals: milliseconds exactly.
-  const std::size_t point = text.find('.');
-  const std::string whole = text.substr(0, point), decimals = point == std::string::npos ? "" : text.substr(point + 1);
-  const auto digits = [](const std::string& part) {
-    return std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+  const auto refuse = [&] {
+    return UsageError(field, quoted_for_message(text) + " is not a timeout; expected seconds per HTTP request, a "
+                                                        "decimal above 0 and at most 600 with at most 3 decimals, such "
+                                                        "as 10 or 2.5");
   };
-  const bool well_formed = !whole.empty() && whole.size() <= 3 && digits(whole) && digits(decimals) &&
-                           decimals.size() <= 3 && (point == std::string::npos || !decimals.empty());
-  long milliseconds = 0;
-  if (well_formed) milliseconds = std::stol(whole) * 1000 + (decimals.empty() ? 0 : std::stol((decimals + "00").substr(0, 3)));
-  if (!well_formed || milliseconds == 0 || milliseconds > 600'000)
-    throw UsageError(field, "'" + printable(text) + "' is not a timeout; expected seconds per HTTP request, a decimal "
-                                                    "above 0 and at most 600 with at most 3 decimals, such as 10 or 2.5");
-  return milliseconds;
+  Decimal seconds;
+  try {
+    seconds = parse_decimal(text, field, /*allow_negative=*/false);
+  } catch (const UsageError&) {
+    throw refuse();  // the same syntax, worded for a timeout
+  }
+  const Decimal milliseconds = exact::normalized(exact::multiply(seconds, BigInt(1000)));
+  if (milliseconds.scale != 0 || milliseconds.mantissa <= 0 || milliseconds.mantissa > 600'000) throw refuse();
+  return milliseconds.mantissa.convert_to<long>();
 }
 
 void write_model_source(JsonWriter& json, const ModelOrigin& origin) {

@@ -13,6 +13,7 @@
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/printable_text.hpp"
+#include "mechanics/wording.hpp"
 
 namespace iteragpu {
 namespace {
@@ -78,15 +79,6 @@ const Curl& curl() {
 }
 // Bytes of an error answer kept for its message; the rest is dropped, not an error.
 constexpr std::uint64_t kErrorBodyLimit = 4096;
-
-std::string with_commas(std::uint64_t value) {
-  std::string digits = std::to_string(value), text;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) text += ',';
-    text += digits[i];
-  }
-  return text;
-}
 
 // 2500 → "2.5": the timeout as --timeout writes it.
 std::string seconds_text(long milliseconds) {
@@ -168,9 +160,9 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     return size * count;
   }
   if (t.answer.body.size() + bytes > bound) {
-    t.overflow = t.fetch->first ? "sent more than the " + with_commas(bound) +
+    t.overflow = t.fetch->first ? "sent more than the " + grouped_count(bound) +
                                       " bytes asked (the server ignored the range request); stopped reading"
-                                : "is larger than " + with_commas(bound) + " bytes; stopped reading";
+                                : "is larger than " + grouped_count(bound) + " bytes; stopped reading";
     return 0;  // aborts the transfer: CURLE_WRITE_ERROR
   }
   t.answer.body.append(data, bytes);
@@ -224,8 +216,8 @@ void check_answer(Transfer& t) {
   if (a.status < 200 || a.status >= 300) return;
   const std::string& what = t.fetch->what;
   if (t.content_length && *t.content_length != a.body.size())
-    throw HubUnreachable(what + ": the answer was cut short: " + with_commas(a.body.size()) + " of " +
-                         with_commas(*t.content_length) + " bytes");
+    throw HubUnreachable(what + ": the answer was cut short: " + grouped_count(a.body.size()) + " of " +
+                         grouped_count(*t.content_length) + " bytes");
   if (a.status == 206) {
     std::uint64_t first = 0, last = 0, total = 0;
     if (!t.fetch->first) throw HubUnreachable(what + ": a partial answer (206) to a request for the whole file");
@@ -236,7 +228,7 @@ void check_answer(Transfer& t) {
     if (first != *t.fetch->first || last != asked_last || a.body.size() != last - first + 1)
       throw HubUnreachable(what + ": asked bytes " + std::to_string(*t.fetch->first) + "-" +
                            std::to_string(t.fetch->last) + ", the answer says '" + printable(t.content_range) +
-                           "' and holds " + with_commas(a.body.size()) + " bytes");
+                           "' and holds " + grouped_count(a.body.size()) + " bytes");
     a.file_size = total;
     return;
   }

@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+
+#include "mechanics/input_file.hpp"
 
 namespace iteragpu {
 namespace {
@@ -45,11 +46,18 @@ bool is_folder(const std::string& path) {
   return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-// The first line of a small text file, whitespace trimmed; empty when there is none.
-std::string first_line(const std::string& path) {
-  std::ifstream file(path);
+// The first line of a small text file (a cache's ref, the token file), whitespace trimmed;
+// empty when there is none. Read as every input is (InputFile): a FIFO or a device in its
+// place is refused, not waited on.
+std::string first_line(const std::string& path, const char* what) {
+  constexpr std::uint64_t kMaxLineFileBytes = 64 * 1024;
   std::string line;
-  if (!file || !std::getline(file, line)) return "";
+  try {
+    line = read_input_file(path, what, kMaxLineFileBytes);
+  } catch (const InputFileError&) {
+    return "";  // absent or unreadable: as if not there, as huggingface_hub takes it
+  }
+  line = line.substr(0, line.find('\n'));
   const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
   line.erase(line.begin(), std::find_if_not(line.begin(), line.end(), space));
   line.erase(std::find_if_not(line.rbegin(), line.rend(), space).base(), line.end());
@@ -114,7 +122,7 @@ HubSettings HubSettings::from_environment() {
   if (settings.token.empty()) {
     std::string token_file = environment("HF_TOKEN_PATH");
     if (token_file.empty()) token_file = hf_home + "/token";
-    settings.token = first_line(token_file);
+    settings.token = first_line(token_file, "token file");
     if (!settings.token.empty()) settings.token_source = token_file;
   }
   settings.offline = is_true(environment("HF_HUB_OFFLINE"));
@@ -128,7 +136,8 @@ std::optional<CachedSnapshot> find_cached_snapshot(const HubSettings& settings, 
   const std::string repository_folder = settings.cache_folder + "/" + folder_name;
   CachedSnapshot snapshot;
   snapshot.commit = is_commit_hash(reference.revision) ? reference.revision
-                                                       : first_line(repository_folder + "/refs/" + reference.revision);
+                                                       : first_line(repository_folder + "/refs/" + reference.revision,
+                                                                    "Hugging Face cache ref");
   if (!is_commit_hash(snapshot.commit)) return std::nullopt;
   snapshot.folder = repository_folder + "/snapshots/" + snapshot.commit;
   if (!is_folder(snapshot.folder)) return std::nullopt;

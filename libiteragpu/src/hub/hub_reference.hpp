@@ -12,6 +12,9 @@ namespace iteragpu {
 struct HubReference {
   std::string repository;  // "org/name"
   std::string revision;    // a branch, a tag, "refs/pr/N" or a 40-hex commit; "main" if not given
+
+  // As a user writes it: "org/name", or "org/name@revision" for another revision than main.
+  std::string text() const { return revision == "main" ? repository : repository + "@" + revision; }
 };
 
 // The id's parts when `text` is written as a Hub id "org/name[@revision]" (each part as

@@ -509,8 +509,11 @@ DecoderArchitecture parse_decoder_config(const std::string& text, const std::str
   return read_config(text, source, family, tensor_dtype);
 }
 
+// What every refusal of a model folder says is accepted.
+constexpr const char* kExpectedFolder = "expected a model folder holding config.json and safetensors weights";
+
 DecoderCheckpoint DecoderCheckpoint::read(const std::string& directory) {
-  const std::string expected_folder = "expected a model folder holding config.json and safetensors weights";
+  const std::string expected_folder = kExpectedFolder;
   if (directory.empty()) throw DataFileError("(empty name): the model folder is empty; " + expected_folder);
   struct stat info {};
   if (::stat(directory.c_str(), &info) != 0)
@@ -522,9 +525,8 @@ DecoderCheckpoint DecoderCheckpoint::read(const std::string& directory) {
 }
 
 DecoderCheckpoint read_decoder_checkpoint(const ModelFiles& files_of_model) {
-  const std::string expected_folder = "expected a model folder holding config.json and safetensors weights";
   if (!files_of_model.has("config.json"))
-    throw DataFileError(files_of_model.display_whole() + ": has no config.json; " + expected_folder);
+    throw DataFileError(files_of_model.display_whole() + ": has no config.json; " + kExpectedFolder);
 
   DecoderCheckpoint checkpoint;
   checkpoint.directory = files_of_model.origin().given;
