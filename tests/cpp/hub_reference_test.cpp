@@ -142,6 +142,16 @@ TEST(HubCache, FindsASnapshotByRefOrByCommit) {
   EXPECT_FALSE(find_cached_snapshot(settings, {"org/name", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}));
 }
 
+TEST(HubCache, RefusesARefThatIsAFifoInsteadOfWaitingOnIt) {
+  testing::TempDir dir;
+  const std::string repository = dir.file("models--org--name");
+  for (const std::string& folder : {repository, repository + "/refs"}) ASSERT_EQ(mkdir(folder.c_str(), 0755), 0);
+  ASSERT_EQ(mkfifo((repository + "/refs/main").c_str(), 0644), 0);
+  HubSettings settings;
+  settings.cache_folder = dir.path();
+  EXPECT_FALSE(find_cached_snapshot(settings, {"org/name", "main"}));  // returns: no writer is waited for
+}
+
 TEST(HubTimeout, TakesSecondsToTheMillisecond) {
   EXPECT_EQ(parse_hub_timeout_ms("10", "timeout"), 10000);
   EXPECT_EQ(parse_hub_timeout_ms("2.5", "timeout"), 2500);
