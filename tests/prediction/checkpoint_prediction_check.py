@@ -2,6 +2,7 @@
 """`iteragpu predict --model` against checkpoint measurements recorded on the H200.
 
     checkpoint_prediction_check.py --cli BUILD/bin/iteragpu [--data tests/data/checkpoint-measurements]
+                                   [--measurement examples/results/llama-8b-bfloat16-h200.json ...]
 
 The predictor reads only config.json and the safetensors headers, so each checkpoint is
 written here with the recorded shape as headers over sparse data (no tensor data is
@@ -14,6 +15,8 @@ read). Two kinds of record:
   * h200-peak-reserved.json: the peak reserved of each cell of the H200 checkpoint
     conformance run (README, Validation), each equal to the prediction's, or equal to the
     difference the file records for a known exception (so a change either way is caught).
+The Llama-3-8B-like H200 run is shipped with the examples (examples/results/, the notebook
+opens it): it is checked the same way, as a --measurement file (the default).
 Exit status 0 when everything matches; 1 otherwise, each difference shown.
 """
 
@@ -26,7 +29,8 @@ import sys
 import tempfile
 
 # config.json fields of each recorded shape: those the conformance run wrote its checkpoints with.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
 from decoder_conformance import SHAPES  # noqa: E402  (standard library only at import)
 
 SAFETENSORS_DTYPE = {"bfloat16": ("BF16", 2), "float16": ("F16", 2), "float32": ("F32", 4)}
@@ -98,10 +102,11 @@ def counters(row):
     return [row[a] if b is None else row[a][b] for a, b in COUNTERS]
 
 
-def compare_measurement(options, work, name, failures):
+def compare_measurement(options, work, path, failures):
     """Every counter of every row of one recorded `measure --model` file against the prediction
     for the same checkpoint shape (named by the file) and options. Returns the counters compared."""
-    measured = json.load(open(os.path.join(options.data, name)))
+    measured = json.load(open(path))
+    name = os.path.basename(path)
     shape = max((s for s in SHAPES if name.startswith(s + "-")), key=len)
     c = measured["configuration"]
     cell = dict(batch=c["batch"], context=c["context"], new_tokens=c["new_tokens"], warmup=c["warmup"],
@@ -130,15 +135,21 @@ def compare_measurement(options, work, name, failures):
 def main():
     arguments = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     arguments.add_argument("--cli", required=True)
-    arguments.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "data", "checkpoint-measurements"))
+    arguments.add_argument("--data", default=os.path.join(HERE, "..", "data", "checkpoint-measurements"))
+    arguments.add_argument("--measurement", action="append",
+                           help="a whole measurement file outside --data, checked the same way (repeatable; "
+                                "default: examples/results/llama-8b-bfloat16-h200.json)")
     options = arguments.parse_args()
+    if options.measurement is None:
+        options.measurement = [os.path.join(HERE, "..", "..", "examples", "results", "llama-8b-bfloat16-h200.json")]
     failures, checked = [], 0
     work = tempfile.mkdtemp(prefix="iteragpu-prediction.")
     try:
         # Every counter of every row of each whole measurement file.
-        for name in sorted(os.listdir(options.data)):
-            if name.endswith(("-h200.json", "-h100.json")) and name != "h200-peak-reserved.json":
-                checked += compare_measurement(options, work, name, failures)
+        paths = [os.path.join(options.data, name) for name in sorted(os.listdir(options.data))
+                 if name.endswith(("-h200.json", "-h100.json")) and name != "h200-peak-reserved.json"]
+        for path in paths + options.measurement:
+            checked += compare_measurement(options, work, path, failures)
         # The peak reserved of every recorded cell.
         record = json.load(open(os.path.join(options.data, "h200-peak-reserved.json")))
         for cell in record["cells"]:

@@ -334,7 +334,7 @@ def test_sweep_finds_the_largest_batch_under_the_budget(tmp_path, fake_backend, 
 
 # --- a real checkpoint (measure(model=...)) ---------------------------------------------------
 
-H200_CHECKPOINT_MEASUREMENT = (pathlib.Path(__file__).resolve().parents[1] / "data" / "checkpoint-measurements"
+H200_CHECKPOINT_MEASUREMENT = (pathlib.Path(__file__).resolve().parents[2] / "examples" / "results"
                                / "llama-8b-bfloat16-h200.json")
 
 
