@@ -23,7 +23,6 @@ Exit status 0 when everything matches; 1 otherwise, each difference shown.
 import argparse
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -33,54 +32,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
 from decoder_conformance import SHAPES  # noqa: E402  (standard library only at import)
 
-SAFETENSORS_DTYPE = {"bfloat16": ("BF16", 2), "float16": ("F16", 2), "float32": ("F32", 4)}
-
-
-def tensors_of(c):
-    """(name, shape) of every tensor the architecture has, as transformers names them."""
-    hidden, heads, kv_heads = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
-    head_dim = c.get("head_dim", hidden // heads)
-    bias = c["model_type"] == "qwen2"
-    tensors = [("model.embed_tokens.weight", [c["vocab_size"], hidden])]
-    for layer in range(c["num_hidden_layers"]):
-        p = "model.layers.%d." % layer
-        for name, rows in (("q_proj", heads * head_dim), ("k_proj", kv_heads * head_dim), ("v_proj", kv_heads * head_dim)):
-            tensors.append((p + "self_attn.%s.weight" % name, [rows, hidden]))
-            if bias:
-                tensors.append((p + "self_attn.%s.bias" % name, [rows]))
-        tensors.append((p + "self_attn.o_proj.weight", [hidden, heads * head_dim]))
-        if c["model_type"] == "qwen3":
-            tensors += [(p + "self_attn.q_norm.weight", [head_dim]), (p + "self_attn.k_norm.weight", [head_dim])]
-        tensors += [(p + "mlp.gate_proj.weight", [c["intermediate_size"], hidden]),
-                    (p + "mlp.up_proj.weight", [c["intermediate_size"], hidden]),
-                    (p + "mlp.down_proj.weight", [hidden, c["intermediate_size"]]),
-                    (p + "input_layernorm.weight", [hidden]),
-                    (p + "post_attention_layernorm.weight", [hidden])]
-    tensors.append(("model.norm.weight", [hidden]))
-    if not c["tie_word_embeddings"]:
-        tensors.append(("lm_head.weight", [c["vocab_size"], hidden]))
-    return tensors
+# The tensor list and the header-only writer are those shipped with the examples.
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "models"))
+import write_checkpoint as checkpoint_writer  # noqa: E402  (standard library only)
 
 
 def write_checkpoint(folder, shape, dtype):
     """config.json and one safetensors file whose data is a hole (the predictor reads headers only)."""
-    os.makedirs(folder)
-    config = dict(SHAPES[shape], torch_dtype=dtype, dtype=dtype)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(config, f)
-    code, size = SAFETENSORS_DTYPE[dtype]
-    header, offset = {}, 0
-    for name, dims in tensors_of(config):
-        count = 1
-        for d in dims:
-            count *= d
-        header[name] = {"dtype": code, "shape": dims, "data_offsets": [offset, offset + count * size]}
-        offset += count * size
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(os.path.join(folder, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text)
-        f.truncate(8 + len(text) + offset)
+    checkpoint_writer.write_checkpoint(folder, dict(SHAPES[shape], torch_dtype=dtype, dtype=dtype))
 
 
 def predict(cli, folder, cell):
@@ -115,6 +74,10 @@ def compare_measurement(options, work, path, failures):
     folder = os.path.join(work, "%s-%s" % (shape, c["dtype"]))
     if not os.path.exists(folder):
         write_checkpoint(folder, shape, c["dtype"])
+    shipped = os.path.join(HERE, "..", "..", "examples", "models", shape, "config.json")
+    if os.path.exists(shipped) and json.load(open(shipped)) != dict(SHAPES[shape], torch_dtype=c["dtype"], dtype=c["dtype"]):
+        failures.append("%s: examples/models/%s/config.json is not the config this measurement's checkpoint was "
+                        "written with (decoder_conformance.py SHAPES)" % (label, shape))
     predicted = predict(options.cli, folder, cell)
     if len(predicted["phases"]) != len(measured["phases"]):
         failures.append("%s: %d predicted rows, %d measured" % (label, len(predicted["phases"]), len(measured["phases"])))
