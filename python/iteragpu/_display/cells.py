@@ -1,10 +1,13 @@
-"""What every view shares: escaping, display rounding, byte cells, the table and section
-frames, and the six allocator counters of a phase row."""
+"""What every view shares: escaping, display rounding, byte cells (MiB or GiB), the table and
+section frames, the import of pyplot (an optional extra, with the way to get it when missing)
+and the six allocator counters of a phase row."""
 
 import decimal
 import html
+import sys
 
 MIB = 2**20
+GIB = 2**30
 
 
 def escape(value):
@@ -54,13 +57,38 @@ def bytes_text(count):
     return f"{count:,} bytes <small>({rounded(decimal.Decimal(count) / MIB)} MiB)</small>"
 
 
+def gib(count):
+    """A byte amount in GiB to two decimals, the unit a renter reads: "19.64"."""
+    return rounded(decimal.Decimal(count) / GIB)
+
+
+def gib_cell(count):
+    """GiB first, the exact bytes beside it: "19.64 GiB <small>(21,086,863,360 bytes)</small>"."""
+    if count is None:
+        return "&ndash;"
+    return f"{gib(count)} GiB <small>({count:,} bytes)</small>"
+
+
+def pyplot():
+    """matplotlib.pyplot, imported on use; plotting is an optional extra, so a Python without
+    matplotlib gets an error that says how to get it, not a bare ModuleNotFoundError."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise ModuleNotFoundError(
+            f"plotting needs matplotlib, which this Python ({sys.executable}) cannot import ({error}). "
+            "Plotting is an optional extra of iteragpu: on Debian or Ubuntu, for /usr/bin/python3, "
+            "`sudo apt-get install python3-matplotlib`; in a virtual environment, `python -m pip install "
+            "matplotlib`. The views (HTML) and every figure need nothing more.",
+            name="matplotlib") from None
+    return plt
+
+
 def close_figure(figure):
     """Detaches a figure made with pyplot from pyplot's list of open figures, so that
     Jupyter's inline backend does not draw it a second time at the end of the cell: the
     caller shows the figure it gets back (a cell's last value) or saves it."""
-    import matplotlib.pyplot as plt
-
-    plt.close(figure)
+    pyplot().close(figure)
     return figure
 
 

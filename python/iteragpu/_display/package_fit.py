@@ -1,40 +1,70 @@
-"""The view of packages(model=...): which catalog GPU holds the checkpoint."""
+"""The view of packages(model=...): which catalog GPU holds the checkpoint, in GiB beside the
+bytes, each verdict in its colour, the lot size beside its price."""
 
-from .cells import escape, html_section, html_table
+from .cells import escape, gib, html_section, html_table
 
-_VERDICT_STYLE = {"fits": "color:#1a7f37", "does not fit": "color:#cf222e", "uncertain": "color:#9a6700",
-                  "not assessed": "color:#6e7781"}
+# Verdict cells: a tinted background and a word, so a reader without colour reads it too.
+_VERDICT_STYLE = {
+    "fits": "background:#dafbe1;color:#1a7f37",
+    "uncertain": "background:#fff8c5;color:#7d4e00",
+    "does not fit": "background:#ffebe9;color:#cf222e",
+    "not assessed": "background:#f6f8fa;color:#57606a",
+}
 
 
-def _bytes(value):
-    return f"{value:,}" if value else "&ndash;"
+def _amount(value, mark=""):
+    """ "139.80 GiB" over "(150,109,880,320 bytes)", a mark ("≥", "~") before both."""
+    if not value:
+        return "&ndash;"
+    return f"{mark}{gib(value)} GiB<br><small>({mark}{value:,} bytes)</small>"
 
 
 def _needed(fit):
     """The needed bytes, "≥" before a lower bound and "~" before a figure a caveat leaves
     unchecked either way (as predict marks its counters)."""
     mark = {"": "", "at least": "≥"}.get(fit.required_unchecked, "~")
-    return mark + _bytes(fit.required_bytes)
+    return _amount(fit.required_bytes, mark)
+
+
+def _headroom(fit):
+    if fit.headroom_bytes < 0:
+        return f"<span style='color:#cf222e'>&minus;{_amount(-fit.headroom_bytes)}</span>"
+    return _amount(fit.headroom_bytes) if fit.headroom_bytes else "0 GiB<br><small>(0 bytes)</small>"
 
 
 def package_fit_html(report):
-    header = ["GPU", "cc", "memory (bytes)", "needed (bytes)", "headroom (bytes)", "verdict", "lot price",
-              "per million tokens"]
+    header = ["GPU", "cc", "memory", "needed", "headroom", "verdict", "lot price", "per million tokens"]
+    # The lot sizes come with the prices in the report's data (a lot of 2 GPUs, of 8).
+    prices = {entry["gpu"]: entry.get("price") or {} for entry in report.to_dict()["packages"]}
     rows = []
     for fit in report.packages:
         assessed = fit.verdict != "not assessed"
-        price = f"${fit.lot_price_cents / 100:,.2f}" if fit.lot_price_cents is not None else "&ndash;"
+        lot_size = prices.get(fit.gpu, {}).get("gpus_per_lot")
+        if fit.lot_price_cents is None:
+            price = "&ndash;"
+        else:
+            price = f"${fit.lot_price_cents / 100:,.2f}"
+            if lot_size:
+                flag = f" <strong style='color:#9a6700'>&#9873; a lot of {lot_size} GPUs</strong>" if lot_size > 1 \
+                    else " <small>(1 GPU)</small>"
+                price += f"<br>{flag}"
         cost = f"${escape(fit.cost_per_million_tokens_usd)}" if fit.cost_per_million_tokens_usd else "&ndash;"
         rows.append([
             f"{escape(fit.gpu_name)} (<code>{escape(fit.gpu)}</code>)",
             escape(fit.compute_capability) or "&ndash;",
-            _bytes(fit.memory_bytes),
+            _amount(fit.memory_bytes),
             _needed(fit) if assessed else "&ndash;",
-            f"{fit.headroom_bytes:,}" if assessed else "&ndash;",
-            f'<span style="{_VERDICT_STYLE[fit.verdict]}"><strong>{escape(fit.verdict)}</strong></span>',
+            _headroom(fit) if assessed else "&ndash;",
+            f'<span style="{_VERDICT_STYLE.get(fit.verdict, "")};padding:1px 6px;border-radius:3px">'
+            f'<strong>{escape(fit.verdict)}</strong></span>',
             price,
             cost,
         ])
+    counts = {}
+    for fit in report.packages:
+        counts[fit.verdict] = counts.get(fit.verdict, 0) + 1
+    tally = "; ".join(f'<span style="{_VERDICT_STYLE.get(verdict, "")};padding:1px 6px">{count} {escape(verdict)}</span>'
+                      for verdict, count in counts.items())
     # Each source once, with the GPU models it is used for (as the text report lists them).
     sources = {}
     for fit in report.packages:
@@ -45,8 +75,10 @@ def package_fit_html(report):
     notes += [
         "Needed on one GPU: the predicted peak reserved bytes plus the process's memory outside the caching "
         "allocator. One GPU per model instance: splitting a model over several GPUs is not modelled.",
+        "GiB: 2^30 bytes, two decimals; ≥ marks a lower bound, ~ a figure a caveat leaves unchecked.",
+        "Lot price: the price of one lot, which may hold several GPUs (flagged): the package is rented by the lot.",
         f"Prices: the catalog's ({report.catalog_path}); the shipped catalog's are illustrative, "
         "invented, not an offer.",
     ]
     notes += [f"Caveat: {caveat}" for caveat in report.caveats]
-    return html_section("Which GPU holds " + report.heading, html_table(header, rows), notes)
+    return html_section("Which GPU holds " + report.heading, f"<p>{tally}</p>" + html_table(header, rows), notes)

@@ -1,7 +1,7 @@
 """The view of a memory sweep: each measured point against the budget, and its plot
 (matplotlib, imported on use)."""
 
-from .cells import MIB, bytes_cell, close_figure, escape, html_section, html_table
+from .cells import MIB, bytes_cell, close_figure, escape, html_section, html_table, pyplot
 
 
 def sweep_html(result):
@@ -34,7 +34,7 @@ def sweep_html(result):
 
 def plot_sweep(result):
     """Peak reserved memory against the varied dimension, with the budget line."""
-    import matplotlib.pyplot as plt  # only here: import iteragpu stays light
+    plt = pyplot()  # only here: import iteragpu stays light
 
     points = [p for p in result.points_by_value if p.peak_reserved_bytes is not None]
     figure, axes = plt.subplots(figsize=(7, 4))
