@@ -73,3 +73,126 @@ def test_plots_are_returned_without_being_left_open(fake_backend):
     figure.savefig(os.devnull, format="png")  # a closed figure still draws
     sweep = iteragpu.sweep("batch", width=1024, backend_path=fake_backend, progress=False)
     assert sweep.plot().axes and plt.get_fignums() == before
+
+
+CHECKPOINT_RUN = os.path.join(RESULTS, "llama-8b-bfloat16-h200.json")
+
+
+def test_a_checkpoint_measurement_shows_its_summary_first_and_folds_its_steps_by_sequence():
+    run = iteragpu.Measurement.read(CHECKPOINT_RUN)
+    page = run._repr_html_()
+    summary = page[:page.index("<details")]
+    peak = max(row.end.peak_reserved_bytes for row in run.phases)
+    assert peak == 21_086_863_360
+    for figure in ("<strong>19.64 GiB <small>(21,086,863,360 bytes)</small></strong> (in cold prefill)",
+                   "18.80 GiB <small>(20,189,979,648 bytes)</small>",  # peak allocated
+                   "20.32 GiB <small>(21,815,427,072 bytes)</small>",  # the process footprint (cudaMemGetInfo)
+                   "<strong>471.62 ms</strong>",  # time to first token
+                   "<strong>228.8 tokens/s</strong>",
+                   "batch 4 &times; context 4,096 token ids, 16 new tokens a sequence, bfloat16",
+                   "LlamaForCausalLM (32 layers",
+                   "1 cold, 1 warm-up, 2 warm"):
+        assert figure in summary, figure
+    # The timing worded for the workload: warm decode steps of warm sequences, in ms.
+    assert "32 warm decode steps (2 warm sequences of 16 steps" in summary
+    assert f"{run.timing.host_seconds.median * 1000:,.3f}" in summary
+    assert "Warm repeats" not in page and "µs" not in page
+    # A <details> per group of rows, in the order they ran, each with its own table.
+    names = [part.split("</b>")[0] for part in page.split("<details><summary><b>")[1:]]
+    assert names == ["loading", "cold sequence", "warm-up sequence 1", "warm sequence 1", "warm sequence 2"]
+    assert page.count("<details") == page.count("</details>") == 5
+    # The KV growth a decode step, in MiB, in the rows of a sequence: +0.50 MiB.
+    warm = page[page.index("<b>warm sequence 2</b>"):]
+    assert "<td>decode 16</td>" in warm and "<td>+0.50</td>" in warm
+    assert sum(1 for row in run.phases if row.phase == "decode") == 4 * 16
+
+
+def test_the_fit_view_gives_gib_beside_bytes_verdict_colours_and_lot_sizes(tmp_path):
+    from test_measure import write_tiny_llama
+
+    write_tiny_llama(tmp_path / "model")
+    report = iteragpu.packages(model=str(tmp_path / "model"), batch=2, context=8, days=7)
+    page = report._repr_html_()
+    h200 = next(fit for fit in report.packages if fit.gpu == "h200")
+    assert h200.memory_bytes == 150_109_880_320
+    nowrap = "<span style='white-space:nowrap'>{} GiB</span><br><small style='white-space:nowrap'>({} bytes)</small>"
+    assert nowrap.format("139.80", "150,109,880,320") in page
+    assert nowrap.format(f"{h200.required_bytes / 2**30:.2f}", f"{h200.required_bytes:,}") in page
+    verdicts = {fit.verdict for fit in report.packages}
+    assert {"fits", "uncertain", "not assessed"} <= verdicts
+    assert page.count("background:#dafbe1") >= 2  # fits: green (the tally and each row)
+    assert "background:#fff8c5" in page  # uncertain: amber
+    lots = {entry["gpu"]: entry["price"]["gpus_per_lot"] for entry in report.to_dict()["packages"] if entry["price"]}
+    several = [gpu for gpu, size in lots.items() if size > 1]
+    assert several, lots
+    assert f"a lot of {lots[several[0]]} GPUs" in page
+    assert "illustrative" in page
+
+
+def test_the_results_report_html_has_the_cost_per_million_generated_tokens(tmp_path, cli):
+    table = tmp_path / "resultats.csv"
+    iteragpu.results_add(table, measurement=CHECKPOINT_RUN, gpu="h200", days=7, lots=1,
+                         work_unit="generated sequence", attempted=1000, accepted=900, metric="exact match",
+                         threshold=">= 0.8", observed="0.84", date="2026-12-01")
+    page = iteragpu.results_report(table)._repr_html_()
+    text = cli("results", "report", "--table", str(table)).stdout
+    line = next(line for line in text.splitlines() if line.startswith("  line 2: $") and "tokens/s" in line)
+    dollars = line.split()[2]  # "$4.3712"
+    assert f"<strong>{dollars}</strong>" in page and "per million generated tokens" in page
+    exact = line[line.index("(exactly ") + 9:line.index(")")]
+    assert exact in page
+    assert "228.80291828970158 tokens/s measured on NVIDIA H200" in page and "168 GPU-hours" in page
+    # And the text's other figures: the package price, the cost per accepted result.
+    assert "$604.88" in text and "($604.88)" in page
+    assert "$0.6721" in text and "<strong>$0.6721</strong>" in page
+
+
+def test_plotting_without_matplotlib_says_how_to_get_it(run_python):
+    completed = run_python(
+        "import sys\nsys.modules['matplotlib'] = None  # as on a Python without it\n"
+        "sys.modules['matplotlib.pyplot'] = None\nimport iteragpu\n"
+        f"m = iteragpu.read_measurement({FLOAT32!r})\n"
+        "try:\n    m.plot()\nexcept ModuleNotFoundError as error:\n"
+        "    print(type(error).__name__, error.name, '|', error)\nelse:\n    print('plotted')\n")
+    assert completed.returncode == 0, completed.stderr
+    kind, name, message = completed.stdout.split(" ", 2)
+    assert (kind, name) == ("ModuleNotFoundError", "matplotlib"), completed.stdout
+    assert "apt-get install python3-matplotlib" in message and "/usr/bin/python3" in message
+    assert "pip install matplotlib" in message
+
+
+def _overlapping_labels(figure):
+    """Pairs of tick labels of one axis (and the figure's texts) whose drawn boxes overlap."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    overlaps = []
+    for axes in figure.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            labels = [label for label in axis.get_ticklabels(which="both") if label.get_visible() and label.get_text()]
+            boxes = [label.get_window_extent(renderer) for label in labels]
+            for i in range(len(boxes)):
+                for j in range(i + 1, len(boxes)):
+                    if boxes[i].overlaps(boxes[j]):
+                        overlaps.append((labels[i].get_text(), labels[j].get_text()))
+    return overlaps
+
+
+def test_the_checkpoint_plot_labels_its_sequences_without_overlap():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    run = iteragpu.Measurement.read(CHECKPOINT_RUN)
+    figure = run.plot()
+    memory, growth, time = figure.axes[:3]
+    figure.canvas.draw()
+    # The sequences named once each on the shared x axis, not a label per row.
+    assert [label.get_text() for label in time.get_xticklabels()] == [
+        "cold sequence", "warm-up sequence 1", "warm sequence 1", "warm sequence 2"]
+    assert memory.get_ylabel() == "GiB" and growth.get_ylabel() == "MiB" and time.get_yscale() == "log"
+    assert "+0.50 MiB a decode step" in growth.get_title()
+    assert any("peak reserved 19.64 GiB" in text.get_text() for text in memory.texts)
+    assert not _overlapping_labels(figure)
+    # The test can fail: labels a row each (as the old plot had) overlap.
+    time.set_xticks(range(70))
+    time.set_xticklabels([f"warm #2 decode {i}" for i in range(70)])
+    assert _overlapping_labels(figure)

@@ -3,17 +3,22 @@ ipykernel), the executed notebook exported to HTML (nbconvert) and drawn by a he
 Chromium, which takes a screenshot.
 
 The views: a real H200 measurement (examples/results/mesures-float32.json) and a recorded
-checkpoint measurement (tests/data/checkpoint-measurements), their timing and their plots; a
+checkpoint measurement (examples/results/llama-8b-bfloat16-h200.json), their timing and their plots; a
 prediction; the comparison of the two examples/results files; a sweep and its plot (the test
 double's: a sweep file cannot be read back, so the sweep is made here through the scripted
 backend); a quote; the environment; estimates, of a parameter count and of a small safetensors
-checkpoint written here; which package's GPU holds a tiny checkpoint written here.
+checkpoint written here; which package's GPU holds a tiny checkpoint written here, and the
+Llama-3-8B-like checkpoint of the recorded measurement (headers over sparse files, written by
+examples/models/write_checkpoint.py); the results report of that measurement.
 
 Fails on: an error output or a traceback in a cell, a view that fell back to a plain repr
 (<iteragpu....object at 0x...>), a plot that is missing or drawn twice, an image the browser
-cannot decode, a console error in Chromium, and a blank screenshot. The screenshots are kept
-in the build tree (views-in-browser/ beside python/); notebook-views-readme.png there is the
-picture of docs/images/notebook-views.png (a measurement's view and its plot).
+cannot decode, a console error in Chromium, a blank screenshot, and a table cell whose text is
+clipped (wider than the cell, in the DOM). The screenshots are kept in the build tree
+(views-in-browser/ beside python/); the pictures of docs/images/ are made there:
+notebook-views-readme.png (a measurement's view and its plot: docs/images/notebook-views.png),
+checkpoint-measurement-view.png, checkpoint-measurement-plot.png and package-fit-view.png (the
+files of the same names under docs/images/).
 
 Needs the Debian packages python3-nbconvert and chromium (besides python3-nbclient and
 python3-ipykernel): missing, the test fails where ITERAGPU_REQUIRE_JUPYTER=1 and skips,
@@ -24,6 +29,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -32,7 +38,9 @@ from conftest import SOURCE_DIR, optional_module
 REQUIRED = os.environ.get("ITERAGPU_REQUIRE_JUPYTER") == "1"
 FLOAT32 = os.path.join(SOURCE_DIR, "examples", "results", "mesures-float32.json")
 BFLOAT16 = os.path.join(SOURCE_DIR, "examples", "results", "mesures-bfloat16.json")
-CHECKPOINT_RUN = os.path.join(SOURCE_DIR, "tests", "data", "checkpoint-measurements", "llama-8b-bfloat16-h200.json")
+CHECKPOINT_RUN = os.path.join(SOURCE_DIR, "examples", "results", "llama-8b-bfloat16-h200.json")
+LLAMA_8B_CONFIG = os.path.join(SOURCE_DIR, "examples", "models", "llama-8b")
+WRITE_CHECKPOINT = os.path.join(SOURCE_DIR, "examples", "models", "write_checkpoint.py")
 
 # Added to the exported page: every image must decode; a broken one is a console error, and
 # the count of good ones is written on <body> for --dump-dom.
@@ -42,6 +50,14 @@ window.addEventListener("load", function () {
   var broken = images.filter(function (image) { return !image.complete || image.naturalWidth === 0; });
   broken.forEach(function (image, index) { console.error("iteragpu-check: image " + index + " did not decode"); });
   document.body.setAttribute("data-images-decoded", String(images.length - broken.length));
+  // A cell whose content is wider than the cell (cut off, or over its neighbour) is an error.
+  var cells = Array.prototype.slice.call(document.querySelectorAll(".iteragpu td, .iteragpu th"));
+  cells.forEach(function (cell) {
+    if (cell.scrollWidth > cell.clientWidth + 1) {
+      console.error("iteragpu-check: clipped cell: " + cell.textContent.slice(0, 80));
+    }
+  });
+  document.body.setAttribute("data-cells-checked", String(cells.length));
 });
 </script>"""
 
@@ -74,6 +90,10 @@ def _cells(tmp_path, fake_backend):
     checkpoint = tmp_path / "tiny.safetensors"
     model = tmp_path / "tiny-llama"
     write_tiny_llama(model)
+    llama_8b = tmp_path / "llama-8b"
+    subprocess.run([sys.executable, WRITE_CHECKPOINT, LLAMA_8B_CONFIG, str(llama_8b)], check=True,
+                   capture_output=True)
+    table = tmp_path / "resultats.csv"
     return [
         ("import json, struct\nimport iteragpu\n"
          f"FLOAT32, BFLOAT16, CHECKPOINT_RUN = {FLOAT32!r}, {BFLOAT16!r}, {CHECKPOINT_RUN!r}", None),
@@ -101,7 +121,21 @@ def _cells(tmp_path, fake_backend):
         ("run = iteragpu.Measurement.read(CHECKPOINT_RUN)\nrun", "html"),
         ("run.timing", "html"),
         ("run.plot()", "png"),
+        (f"iteragpu.packages(model={str(llama_8b)!r}, batch=4, context=4096, new_tokens=16, days=7, "
+         "measurement=CHECKPOINT_RUN)", "html"),
+        (f"iteragpu.results_add({str(table)!r}, measurement=CHECKPOINT_RUN, gpu=\"h200\", days=7, lots=1, "
+         "work_unit=\"generated sequence\", attempted=1000, accepted=900, metric=\"exact match\", "
+         "threshold=\">= 0.8\", observed=\"0.84\", date=\"2026-12-01\")\n"
+         f"iteragpu.results_report({str(table)!r})", "html"),
     ]
+
+
+# Cells of the pictures of docs/images/ (indexes into _cells) and the window each is drawn in.
+_PICTURES = {
+    "checkpoint-measurement-view.png": ([13], "1280,960"),
+    "checkpoint-measurement-plot.png": ([15], "1100,1100"),
+    "package-fit-view.png": ([16], "1280,1000"),
+}
 
 
 def _run_chromium(chromium, page, *arguments):
@@ -186,15 +220,22 @@ def test_every_view_renders_in_a_browser(tmp_path, fake_backend):
     assert not re.search(r"(<|&lt;)iteragpu\.[\w.]+ object at 0x", shown_text), "a view fell back to a plain repr"
     for title in ("Measurement", "Timing of the warm repeats", "Predicted memory", "Comparison of 2 measurements",
                   "Memory sweep", "Rental package quote", "Environment", "Weight memory estimate",
-                  "Weight memory of a safetensors checkpoint", "Which GPU holds"):
+                  "Weight memory of a safetensors checkpoint", "Which GPU holds",
+                  "Measurement of a checkpoint's generation".replace("'", "&#x27;"), "Cost per accepted result"):
         assert f"<strong>{title}" in shown_text, title
     assert "33,574,912 bytes <small>(32.02 MiB)</small>" in shown_text  # the float32 model's parameters
+    # The checkpoint run: summary first, the sequences folded, the cost per million generated tokens.
+    assert shown_text.count("<details><summary>") == 5
+    assert "<strong>19.64 GiB <small>(21,086,863,360 bytes)</small></strong>" in shown_text
+    assert "per million generated tokens" in shown_text and "<strong>$4.3712</strong>" in shown_text
     images = shown_text.count("data:image/png;base64,")
     assert images == 3, images
 
     dom, console = _run_chromium(chromium, page, "--dump-dom")
     assert not console, "Chromium's console:\n" + "\n".join(console)
     assert 'data-images-decoded="3"' in dom, re.search(r"<body[^>]*>", dom)
+    cells_checked = int(re.search(r'data-cells-checked="(\d+)"', dom).group(1))
+    assert cells_checked > 300, cells_checked  # the check ran over the tables, folded rows included
 
     screenshot = os.path.join(folder, "notebook-views.png")
     _, console = _run_chromium(chromium, page, f"--screenshot={screenshot}", "--window-size=1280,4000")
@@ -211,10 +252,20 @@ def test_every_view_renders_in_a_browser(tmp_path, fake_backend):
     assert not console, "Chromium's console:\n" + "\n".join(console)
     _check_screenshot(readme_screenshot)
 
+    # The pictures of docs/images/: the checkpoint measurement's view and its plot, the fit view.
+    for name, (indexes, window) in _PICTURES.items():
+        picture_page = os.path.join(folder, name.replace(".png", ".html"))
+        _export(nbconvert, nbformat.v4.new_notebook(cells=[notebook.cells[i] for i in indexes]), picture_page)
+        picture = os.path.join(folder, name)
+        _, console = _run_chromium(chromium, picture_page, f"--screenshot={picture}", f"--window-size={window}")
+        assert not console, f"{name}: Chromium's console:\n" + "\n".join(console)
+        _check_screenshot(picture)
 
-def test_the_readme_picture_is_committed_and_modest():
-    picture = os.path.join(SOURCE_DIR, "docs", "images", "notebook-views.png")
+
+@pytest.mark.parametrize("name", ["notebook-views.png"] + sorted(_PICTURES))
+def test_the_pictures_are_committed_and_modest(name):
+    picture = os.path.join(SOURCE_DIR, "docs", "images", name)
     assert os.path.isfile(picture)
-    assert 10_000 < os.path.getsize(picture) < 400_000
+    assert 10_000 < os.path.getsize(picture) < (400_000 if name == "notebook-views.png" else 300_000)
     with open(picture, "rb") as file:
         assert file.read(8) == b"\x89PNG\r\n\x1a\n"

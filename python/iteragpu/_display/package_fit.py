@@ -16,7 +16,8 @@ def _amount(value, mark=""):
     """ "139.80 GiB" over "(150,109,880,320 bytes)", a mark ("≥", "~") before both."""
     if not value:
         return "&ndash;"
-    return f"{mark}{gib(value)} GiB<br><small>({mark}{value:,} bytes)</small>"
+    return (f"<span style='white-space:nowrap'>{mark}{gib(value)} GiB</span><br>"
+            f"<small style='white-space:nowrap'>({mark}{value:,} bytes)</small>")
 
 
 def _needed(fit):
@@ -28,8 +29,8 @@ def _needed(fit):
 
 def _headroom(fit):
     if fit.headroom_bytes < 0:
-        return f"<span style='color:#cf222e'>&minus;{_amount(-fit.headroom_bytes)}</span>"
-    return _amount(fit.headroom_bytes) if fit.headroom_bytes else "0 GiB<br><small>(0 bytes)</small>"
+        return f"<span style='color:#cf222e'>{_amount(-fit.headroom_bytes, '&minus;')}</span>"
+    return _amount(fit.headroom_bytes) if fit.headroom_bytes else "0.00 GiB<br><small>(0 bytes)</small>"
 
 
 def package_fit_html(report):
@@ -55,7 +56,7 @@ def package_fit_html(report):
             _amount(fit.memory_bytes),
             _needed(fit) if assessed else "&ndash;",
             _headroom(fit) if assessed else "&ndash;",
-            f'<span style="{_VERDICT_STYLE.get(fit.verdict, "")};padding:1px 6px;border-radius:3px">'
+            f'<span style="{_VERDICT_STYLE.get(fit.verdict, "")};padding:1px 6px;border-radius:3px;white-space:nowrap">'
             f'<strong>{escape(fit.verdict)}</strong></span>',
             price,
             cost,
