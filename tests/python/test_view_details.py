@@ -88,7 +88,7 @@ def test_a_checkpoint_measurement_shows_its_summary_first_and_folds_its_steps_by
                    "18.80 GiB <small>(20,189,979,648 bytes)</small>",  # peak allocated
                    "20.32 GiB <small>(21,815,427,072 bytes)</small>",  # the process footprint (cudaMemGetInfo)
                    "<strong>471.62 ms</strong>",  # time to first token
-                   "<strong>228.8 tokens/s</strong>",
+                   "<strong>decode: 228.8 tokens/s</strong>",
                    "batch 4 &times; context 4,096 token ids, 16 new tokens a sequence, bfloat16",
                    "LlamaForCausalLM (32 layers",
                    "1 cold, 1 warm-up, 2 warm"):
@@ -103,7 +103,7 @@ def test_a_checkpoint_measurement_shows_its_summary_first_and_folds_its_steps_by
     assert page.count("<details") == page.count("</details>") == 5
     # The KV growth a decode step, in MiB, in the rows of a sequence: +0.50 MiB.
     warm = page[page.index("<b>warm sequence 2</b>"):]
-    assert "<td>decode 16</td>" in warm and "<td>+0.50</td>" in warm
+    assert "<td><span title='warm #2 decode 16'>decode 16</span></td>" in warm and "<td>+0.50</td>" in warm
     assert sum(1 for row in run.phases if row.phase == "decode") == 4 * 16
 
 

@@ -109,7 +109,7 @@ def _sequence_details(name, rows, open_it):
     facts.append(f"allocated at the end {gib(rows[-1].end.allocated_bytes)} GiB")
     table_rows = [
         [
-            escape(_step_name(row)),
+            f"<span title='{escape(row_label(row))}'>{escape(_step_name(row))}</span>",  # the full name on hover
             _milliseconds(row.host_seconds),
             _milliseconds(row.gpu_event_seconds),
             gib_cell(row.end.allocated_bytes),
@@ -156,11 +156,14 @@ def _summary_table(measurement):
         if run.time_to_first_token_seconds is not None:
             rows.append(["time to first token", f"<strong>{_milliseconds(run.time_to_first_token_seconds)} ms</strong> "
                                                 "(warm prefill, host median)"])
+        rates = []
         if run.decode_tokens_per_second is not None:
-            rows.append(["decode", f"<strong>{run.decode_tokens_per_second:,.1f} tokens/s</strong> (the batch over "
-                                   "the warm decode steps' host median)"])
+            rates.append(f"<strong>decode: {run.decode_tokens_per_second:,.1f} tokens/s</strong> (the batch over "
+                         "the warm decode steps' host median)")
         if run.prefill_tokens_per_second is not None:
-            rows.append(["prefill", f"{run.prefill_tokens_per_second:,.1f} tokens/s"])
+            rates.append(f"prefill: {run.prefill_tokens_per_second:,.1f} tokens/s")
+        if rates:
+            rows.append(["tokens per second", "; ".join(rates)])
         rows.append(["attention", f"SDPA backend chosen: {escape(run.attention_backend)}"])
     # Left-aligned: Jupyter right-aligns table cells, which suits numbers, not these sentences.
     return html_table(None, rows).replace("<td>", "<td style='text-align:left'>")
@@ -243,7 +246,9 @@ def _timing_section(timing):
 def timing_html(timing):
     """The view of a TimingSummary (``measurement.timing``) on its own."""
     notes = [
-        "Warm repeats only: warm-up forwards and the first forward are not in these statistics.",
+        "Warm repeats only: warm-up forwards and the first forward are not in these statistics "
+        "(of a checkpoint's run, the warm repeats are the warm sequences' decode steps; "
+        "the measurement's own view gives them in ms).",
         "IQR: third quartile minus first; stdev: sample standard deviation; CV: stdev / mean.",
         "Host times include overhead and synchronization; they are not kernel time.",
     ]
