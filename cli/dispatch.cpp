@@ -20,18 +20,23 @@ struct Subcommand {
 };
 
 const Subcommand kSubcommands[] = {
-    {"estimate", "weight memory from a parameter count and a bit width (no GPU needed)",
+    {"estimate", "weight memory from a parameter count and a bit width, or of a safetensors\n"
+                 "                checkpoint (file, folder or Hub id) from its headers; no GPU needed",
      run_estimate},
     {"environment", "diagnostic of the LibTorch/CUDA/GPU stack", run_environment},
-    {"measure", "bounded memory and time measurement of a tiny MLP on one GPU",
+    {"measure", "bounded memory and time measurement on a GPU: a synthetic MLP, or with\n"
+                "                --model a checkpoint's prefill and decode steps (one worker per GPU)",
      run_measure},
-    {"predict", "the allocator counters measure will record, before the GPU is touched",
+    {"predict", "the allocator counters measure will record, before the GPU is touched\n"
+                "                (the MLP, or --model: a folder or Hub id, from its headers)",
      run_predict},
-    {"sweep", "the largest batch, context or width under a memory budget, by measurement",
+    {"sweep", "the largest batch, context or width under a memory budget, by measurement\n"
+              "                (--model: batch, context or new tokens; --package: that GPU's memory)",
      run_sweep},
     {"compare", "measurements side by side: what differs, peaks, times, ratios to the first",
      run_compare},
-    {"packages", "rental package prices and cost per accepted result",
+    {"packages", "rental package prices and cost per accepted result; with --model, which\n"
+                 "                GPUs hold a checkpoint, the price and the cost per million tokens",
      run_packages},
     {"results", "the raw-results table: add a run, check, report cost per accepted result",
      run_results},

@@ -19,14 +19,20 @@ std::string text_option(const po::variables_map& values, const char* name, const
 void add_model_options(po::options_description& options) {
   options.add_options()
       ("batch", po::value<std::string>(), "input batch size (default 1)")
-      ("context", po::value<std::string>(), "positions per input (default 16); with --model the prompt length")
-      ("width", po::value<std::string>(), "model width (default 64)")
-      ("hidden", po::value<std::string>(), "hidden size of the MLP (default 4 x width)")
+      ("context", po::value<std::string>(),
+       "MLP: positions per input, no attention, no KV cache; with --model: the prompt length, run "
+       "with attention and a growing KV cache (default 16)")
+      ("width", po::value<std::string>(), "MLP only: model width (default 64)")
+      ("hidden", po::value<std::string>(), "MLP only: hidden size (default 4 x width)")
       ("dtype", po::value<std::string>(),
-       "weights and inputs: float32, float16 or bfloat16 (default float32; with --model the checkpoint's own)")
-      ("warmup", po::value<std::string>(), "warm-up forwards, measured together (default 1; 0 = none)")
-      ("repeats", po::value<std::string>(), "measured warm forwards, one row each (default 2)")
-      ("seed", po::value<std::string>(), "seed of the model and input initialisation (default 20260924)");
+       "float32, float16 or bfloat16. MLP: weights and inputs (default float32); with --model: "
+       "the weights and activations (default the checkpoint's own dtype)")
+      ("warmup", po::value<std::string>(),
+       "MLP: warm-up forwards, measured together; with --model: warm-up sequences (default 1; 0 = none)")
+      ("repeats", po::value<std::string>(),
+       "MLP: measured warm forwards, one row each; with --model: measured warm sequences (default 2)")
+      ("seed", po::value<std::string>(),
+       "seed of the weights (MLP) and input initialisation (default 20260924)");
 }
 
 void add_checkpoint_options(po::options_description& options) {

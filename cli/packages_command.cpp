@@ -15,8 +15,8 @@ constexpr const char* kSummary =
     "prices) and, with --accepted-results, the exact cost per accepted result.\n"
     "With --model, which packages' GPU holds that checkpoint at --batch and --context: the\n"
     "predicted peak reserved bytes plus the memory outside the allocator, against each GPU\n"
-    "model's memory; with --days the price, and with --measurement a measured decode rate's\n"
-    "cost per million generated tokens.\n"
+    "model's memory (in GiB, exact bytes in the lines under the table); with --days one lot's\n"
+    "price, and with --measurement a measured decode rate's cost per million generated tokens.\n"
     "Examples: iteragpu packages --gpu b200 --days 7 --lots 2 --accepted-results 3\n"
     "          iteragpu packages --model ./Llama-3-8B --batch 4 --context 4096 --days 7";
 

@@ -20,6 +20,7 @@
 #include "mechanics/csv_reader.hpp"
 #include "mechanics/json_output.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "mechanics/wording.hpp"
 #include "process_runner.hpp"
 
 namespace iteragpu::testing {
@@ -69,6 +70,21 @@ TEST(ParseWholeNumber, RefusesEverythingElseNamingTheFieldAndTheRange) {
 }
 
 // --- JsonWriter ----------------------------------------------------------------------------
+
+// Sizes as a renter reads them: GiB with two decimals from 1 GiB up, MiB below, the sign
+// kept, halves rounded away from zero; the exact bytes grouped beside them.
+TEST(MemorySize, GibFromOneGibUpMibBelowSignKept) {
+  EXPECT_EQ(memory_size(BigInt(23098884096)), "21.51 GiB");
+  EXPECT_EQ(memory_size(BigInt(1) << 30), "1.00 GiB");
+  EXPECT_EQ(memory_size((BigInt(1) << 30) - 1), "1024.00 MiB");  // 1023.999999 MiB rounds up
+  EXPECT_EQ(memory_size(BigInt(-5905580032)), "-5.50 GiB");       // -5.5 x 2^30
+  EXPECT_EQ(memory_size(BigInt(2097152)), "2.00 MiB");
+  EXPECT_EQ(memory_size(BigInt(5242)), "0.00 MiB");                // 0.004999 MiB
+  EXPECT_EQ(memory_size(BigInt(5243)), "0.01 MiB");                // 0.005000 MiB, away from zero
+  EXPECT_EQ(memory_size(BigInt(0)), "0.00 MiB");
+  EXPECT_EQ(bytes_and_size(BigInt(23098884096)), "23,098,884,096 bytes (21.51 GiB)");
+  EXPECT_EQ(bytes_and_size(BigInt(-1)), "-1 bytes (0.00 MiB)");  // no "-0.00"
+}
 
 TEST(JsonWriter, WritesTheDocumentExactly) {
   JsonWriter json("x.test", 1);

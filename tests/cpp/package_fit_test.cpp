@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
@@ -23,6 +25,22 @@ namespace {
 using testing::TempDir;
 using testing::TinyCheckpoint;
 using testing::write_file;
+
+// "1,234,567": the test's own grouping, to check the report's.
+std::string grouped(std::uint64_t n) {
+  std::string digits = std::to_string(n);
+  for (std::size_t i = digits.size(); i > 3; i -= 3) digits.insert(i - 3, 1, ',');
+  return digits;
+}
+
+// "12.34 GiB" (MiB below 1 GiB), computed here independently of the library; no figure the
+// tests check falls on a rounding tie.
+std::string size_text(double bytes) {
+  char text[32];
+  const bool gib = std::abs(bytes) >= 1024.0 * 1024.0 * 1024.0;
+  std::snprintf(text, sizeof text, gib ? "%.2f GiB" : "%.2f MiB", bytes / (gib ? 1073741824.0 : 1048576.0));
+  return text;
+}
 
 class PackageFitTest : public ::testing::Test {
  protected:
@@ -92,6 +110,42 @@ TEST_F(PackageFitTest, AMeasuredGpuFitsToTheByteAndNotOneByteLess) {
   EXPECT_EQ(report.packages[2].verdict, PackageFit::Verdict::kUncertain) << report.packages[2].reason;
   EXPECT_EQ(report.packages[3].verdict, PackageFit::Verdict::kNotAssessed);
   EXPECT_NE(report.to_text().find("splitting a model over several GPUs is not modelled"), std::string::npos);
+  // The text: sizes in GiB or MiB in the table, the exact bytes under it.
+  const std::string text = report.to_text();
+  const std::string needed_text = grouped(needed) + " bytes (" + size_text(static_cast<double>(needed)) + ")";
+  EXPECT_NE(text.find("exact: " + exact.reason + " (needed " + needed_text + " of " + needed_text + ")"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("short by 1 bytes (0.00 MiB)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("per 1M tokens"), std::string::npos) << text;  // no --days: no price columns
+}
+
+// With --days the table has one lot's price from the catalog, the GPUs of a lot, and the cost
+// per million tokens ("-" without a measured decode rate); the prices are said illustrative.
+TEST_F(PackageFitTest, TheTextTableHasThePriceAndTheCostColumnsWithDays) {
+  PackageFitRequest priced = request();
+  priced.days = "7";
+  const std::string path = dir_.file("gpu-memory.csv");
+  write_file(path, header() + "exact,9.0,85899345920,measured: test,1000,measured: test\n");
+  const PackageFitReport report =
+      fit_packages(priced, PackageCalculator(Catalog::load(catalog_)), load_gpu_memory(path), path);
+  const std::string text = report.to_text();
+  const std::size_t header_line = text.find("gpu  ");
+  ASSERT_NE(header_line, std::string::npos) << text;
+  const std::string header_text = text.substr(header_line, text.find('\n', header_line) - header_line);
+  for (const char* column : {"memory", "needed", "headroom", "verdict", "7-day lot", "GPUs", "per 1M tokens"})
+    EXPECT_NE(header_text.find(column), std::string::npos) << column << " in " << header_text;
+  const std::size_t row = text.find("\nexact ");
+  ASSERT_NE(row, std::string::npos) << text;
+  const std::string row_text = text.substr(row + 1, text.find('\n', row + 1) - row - 1);
+  const PackageFit& fit = report.packages.at(0);
+  EXPECT_NE(row_text.find("80.00 GiB"), std::string::npos) << row_text;
+  EXPECT_NE(row_text.find(size_text(static_cast<double>(fit.required_bytes))), std::string::npos) << row_text;
+  EXPECT_NE(row_text.find(size_text(static_cast<double>(fit.headroom_bytes))), std::string::npos) << row_text;
+  EXPECT_NE(row_text.find("$100.00"), std::string::npos) << row_text;
+  EXPECT_EQ(row_text.substr(row_text.size() - 1), "-") << row_text;  // no decode rate measured
+  EXPECT_LE(header_text.size(), 100u) << header_text;
+  EXPECT_NE(text.find("illustrative (invented, not an offer)"), std::string::npos) << text;
 }
 
 // A nominal size is no total the runtime reports: whatever the headroom, never "fits"; past

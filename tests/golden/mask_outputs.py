@@ -24,7 +24,7 @@ that no code change caused. Everything else stays byte for byte.
      text lines, compare's summaries), and the text's "no warnings" line with them (it is
      printed only when no warning is left); few_repeats and GPU event warnings are kept;
    - measure --device all: "warm_forward_host_seconds_median" and the "warm fwd host s"
-     column; sweep: the same JSON member and the "warm fwd s" column;
+     column; sweep: the same JSON member and the "warm fwd ms" column;
    - compare: the host.median/host.iqr/host.cv rows (values, ratios and their "same" flag or
      its mark), the timing-warnings row's "same" flag or mark, "warm host median xN" and
      its "(within the repeats' IQR)" in the findings, and in the text table of warm forward
@@ -194,7 +194,7 @@ def mask_text_lines(lines):
             section = None
         if re.match(r"^device\s+status\s+exit\s+GPU\s+warm fwd host s", line):
             section = "runner"
-        elif re.match(r"^\s+\S+  outcome\s+peak reserved\s+predicted\s+warm fwd s  order$", line):
+        elif re.match(r"^\s+\S+  outcome\s+peak reserved\s+predicted\s+warm fwd ms  order$", line):
             section = "sweep"
         elif re.match(r"^(Warm forward times|\*\*Warm forward times)", line):
             section = "compare-times"
@@ -203,7 +203,7 @@ def mask_text_lines(lines):
         elif section == "runner" and re.match(r"^cuda:\d+ ", line):
             line = line[:48] + digits_to_hash(line[48:62]) + line[62:]
         elif section == "sweep":
-            line = line[:71] + digits_to_hash(line[71:83]) + line[83:]
+            line = line[:83] + digits_to_hash(line[83:94]) + line[94:]
         elif section == "compare-times":
             if re.match(r"^(\|\s*|\s*)(≠\s+)?host (median|IQR|CV)\b", line):
                 kind = re.search(r"host (median|IQR|CV)", line).group(1)

@@ -11,6 +11,7 @@
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/json_output.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "mechanics/wording.hpp"
 #include "protocol/phase_row_json.hpp"
 #include "workload/configuration_json.hpp"
 
@@ -105,12 +106,6 @@ SweepPoint point_of(const Measurement& measurement, std::int64_t value, std::uin
   point.fits = *point.peak_reserved_bytes <= budget_bytes;
   point.outcome = point.fits ? "fits" : "over budget";
   return point;
-}
-
-std::string bytes_text(std::uint64_t bytes) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.3f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-  return text;
 }
 
 // The largest value in [from, max_value] where `holds` is true, given that it holds at `from`
@@ -358,33 +353,39 @@ std::string SweepResult::to_text() const {
   std::string text = "Sweep of " + vary + " on " + printable(start.device) +
                      (gpu_name.empty() ? "" : " (" + printable(gpu_name) + ")") +
                      " from " + std::to_string(dimension_named(vary, start).get(start)) + ", " + start.dtype +
-                     ", budget " + budget + " = " + std::to_string(budget_bytes) + " bytes (" +
-                     bytes_text(budget_bytes) + ")";
-  if (budget.back() == '%') text += " of " + std::to_string(free_bytes) + " free";
+                     ", budget " + budget + " = " + bytes_and_size(budget_bytes);
+  if (budget.back() == '%') text += " of " + bytes_and_size(free_bytes) + " free";
   if (!package.empty())
     text += ": package " + printable(package) + "'s GPU memory less the footprint outside the allocator";
   text += "\n" + start.model_origin().heading_line() + "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%12s  %-14s %20s %20s %12s  %s\n", vary.c_str(), "outcome", "peak reserved",
-                "predicted", "warm fwd s", "order");
+  // Peaks as exact bytes (the boundary can be a 2 MiB segment) and in GiB or MiB; the warm
+  // forward's median host time in milliseconds.
+  std::snprintf(line, sizeof line, "%12s  %-14s %26s %26s %11s  %s\n", vary.c_str(), "outcome",
+                "peak reserved", "predicted", "warm fwd ms", "order");
   text += line;
   for (const SweepPoint& point : points_by_value()) {
     int order = 0;
     for (std::size_t i = 0; i < points.size(); ++i)
       if (points[i].value == point.value) order = static_cast<int>(i) + 1;
-    const std::string peak = point.peak_reserved_bytes ? std::to_string(*point.peak_reserved_bytes) : "-";
-    const std::string predicted =
-        point.predicted_peak_reserved_bytes ? std::to_string(*point.predicted_peak_reserved_bytes) : "-";
+    auto size_cell = [](const std::optional<std::uint64_t>& bytes) {
+      return bytes ? grouped_count(*bytes) + " (" + memory_size(*bytes) + ")" : std::string("-");
+    };
+    const std::string peak = size_cell(point.peak_reserved_bytes);
+    const std::string predicted = size_cell(point.predicted_peak_reserved_bytes);
     char seconds[32] = "-";
     if (point.warm_forward_host_seconds_median)
-      std::snprintf(seconds, sizeof seconds, "%.6f", *point.warm_forward_host_seconds_median);
-    std::snprintf(line, sizeof line, "%12lld  %-14s %20s %20s %12s  %d\n", static_cast<long long>(point.value),
+      std::snprintf(seconds, sizeof seconds, "%.3f", *point.warm_forward_host_seconds_median * 1000.0);
+    std::snprintf(line, sizeof line, "%12lld  %-14s %26s %26s %11s  %d\n", static_cast<long long>(point.value),
                   point.outcome.c_str(), peak.c_str(), predicted.c_str(), seconds, order);
     text += line;
   }
   text += "\n";
   if (largest_fitting) {
     text += "Largest " + vary + " under the budget: " + std::to_string(*largest_fitting);
+    for (const SweepPoint& point : points)
+      if (point.value == *largest_fitting && point.peak_reserved_bytes)
+        text += " (peak reserved " + bytes_and_size(*point.peak_reserved_bytes) + ")";
     if (smallest_not_fitting)
       text += "; " + std::to_string(*smallest_not_fitting) + " does not fit (measured)";
     else if (*largest_fitting == largest_accepted)

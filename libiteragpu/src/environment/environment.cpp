@@ -8,6 +8,7 @@
 #include "iteragpu/printable_text.hpp"
 #include "iteragpu/version.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "mechanics/wording.hpp"
 #include "environment/system_info.hpp"
 
 namespace iteragpu {
@@ -33,12 +34,6 @@ std::vector<std::string> environment_notes() {
 std::string compute_capability(const GpuDevice& gpu) {
   return std::to_string(gpu.compute_capability_major) + "." +
          std::to_string(gpu.compute_capability_minor);
-}
-
-std::string gib(std::uint64_t bytes) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-  return text;
 }
 
 std::string or_none(const std::optional<std::string>& text, const char* none) {
@@ -306,8 +301,8 @@ std::string EnvironmentReport::to_text() const {
       text += "GPUs (" + std::to_string(stack->gpus.size()) + " visible):\n";
       for (const auto& gpu : stack->gpus)
         text += "  cuda:" + std::to_string(gpu.index) + "  " + printable(gpu.name) + ", compute capability " +
-                compute_capability(gpu) + ", " + std::to_string(gpu.total_memory_bytes) + " bytes (" +
-                gib(gpu.total_memory_bytes) + "), " + std::to_string(gpu.multiprocessors) +
+                compute_capability(gpu) + ", " + bytes_and_size(gpu.total_memory_bytes) + ", " +
+                std::to_string(gpu.multiprocessors) +
                 " multiprocessors\n";
     }
   }
@@ -317,9 +312,8 @@ std::string EnvironmentReport::to_text() const {
   } else if (!selected_present) {
     text += stack->gpus.empty() ? "not present (no GPU available)\n" : "not present among the visible GPUs\n";
   } else if (stack->selected_free_bytes && stack->selected_total_bytes) {
-    text += "the runtime reports " + std::to_string(*stack->selected_free_bytes) + " bytes free (" +
-            gib(*stack->selected_free_bytes) + ") of " + std::to_string(*stack->selected_total_bytes) +
-            " bytes (" + gib(*stack->selected_total_bytes) + ")\n";
+    text += "the runtime reports " + bytes_and_size(*stack->selected_free_bytes) + " free of " +
+            bytes_and_size(*stack->selected_total_bytes) + "\n";
   } else {
     text += "present; free/total memory not reported\n";
   }

@@ -7,10 +7,10 @@
 #include "mechanics/exact_arithmetic.hpp"
 #include "iteragpu/memory_estimator.hpp"
 #include "mechanics/json_output.hpp"
+#include "mechanics/wording.hpp"
 
 namespace iteragpu {
 
-inline constexpr unsigned kGibPowerOfTwo = 30;  // 1 GiB = 2^30 bytes
 inline constexpr unsigned kGbPowerOfTen = 9;    // 1 GB = 10^9 bytes
 
 MemoryAmount amount_from_bytes(const Decimal& bytes);

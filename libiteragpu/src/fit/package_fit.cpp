@@ -5,7 +5,6 @@
 #include "iteragpu/package_fit.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -20,6 +19,7 @@
 #include "mechanics/json_output.hpp"
 #include "mechanics/quantity_parser.hpp"
 #include "mechanics/installation.hpp"
+#include "mechanics/text_table.hpp"
 #include "mechanics/wording.hpp"
 #include "workload/configuration_json.hpp"
 #include "workload/decoder_workload.hpp"
@@ -58,18 +58,13 @@ std::uint64_t byte_count(const CsvRecord& record, std::size_t column, const std:
 }
 
 
-// The needed bytes as the table shows them: ">=" before a lower bound, "~" before a figure a
+// The needed memory as the table shows it: ">=" before a lower bound, "~" before a figure a
 // caveat leaves unchecked either way (as predict marks its counters).
 std::string needed_text(const PackageFit& fit) {
   const std::string mark = fit.required_unchecked == "at least" ? ">=" : fit.required_unchecked.empty() ? "" : "~";
-  return mark + grouped_count(fit.required_bytes);
+  return mark + memory_size(fit.required_bytes);
 }
 
-std::string gib(std::uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-  return text;
-}
 
 // The decode rate of a checkpoint measurement of this very model and configuration.
 struct MeasuredRate {
@@ -142,7 +137,7 @@ void judge(PackageFit& fit) {
                                      std::string(need_is_lower_bound ? "a lower bound" : "unchecked either way") +
                                      " here (a caveat below)";
   if (fit.headroom_bytes < 0) {
-    const std::string short_by = "short by " + grouped_count(static_cast<std::uint64_t>(-fit.headroom_bytes)) + " bytes";
+    const std::string short_by = "short by " + bytes_and_size(-fit.headroom_bytes);
     if (exact_need || need_is_lower_bound) {
       fit.verdict = PackageFit::Verdict::kDoesNotFit;
       fit.reason = short_by + (memory.memory_is_runtime_total() ? "" : " even of the nominal size, more than the runtime reports");
@@ -166,10 +161,10 @@ void judge(PackageFit& fit) {
                                     : "the runtime total measured";
     figures += allowance ? " and an allowance for the footprint outside the allocator" : ", the footprint too";
     if (static_cast<std::uint64_t>(fit.headroom_bytes) < margin) {
-      fit.reason = "less than " + gib(margin) + " to spare on " + figures;
+      fit.reason = "less than " + memory_size(margin) + " to spare on " + figures;
     } else {
       fit.verdict = PackageFit::Verdict::kFits;
-      fit.reason = figures + (margin ? ", with " + gib(margin) + " to spare" : "");
+      fit.reason = figures + (margin ? ", with " + memory_size(margin) + " to spare" : "");
     }
   }
 }
@@ -333,31 +328,38 @@ std::string PackageFitReport::to_text() const {
   text += "Needed on one GPU: the predicted peak reserved bytes (iteragpu predict --model, per compute capability) "
           "plus the process's memory outside the caching allocator (CUDA context and libraries).\n";
   text += "GPU memory: " + gpu_memory_path + "\nCatalog: " + catalog_path + "\n\n";
-  char line[512];
-  std::snprintf(line, sizeof line, "%-13s %-4s %18s %18s %18s %-13s %s\n", "gpu", "cc", "memory", "needed",
-                "headroom", "verdict", request.days ? "per million tokens" : "");
-  text += line;
-  for (const PackageFit& fit : packages) {
-    const std::string headroom = fit.verdict == PackageFit::Verdict::kNotAssessed
-                                     ? "-"
-                                     : (fit.headroom_bytes < 0 ? "-" : "") +
-                                           grouped_count(static_cast<std::uint64_t>(std::llabs(fit.headroom_bytes)));
-    std::string cost;
-    if (fit.tokens_cost) cost = "$" + fit.tokens_cost->display_usd;
-    else if (request.days) cost = "-";
-    std::snprintf(line, sizeof line, "%-13s %-4s %18s %18s %18s %-13s %s\n", fit.memory.gpu.c_str(),
-                  fit.memory.compute_capability.empty() ? "-" : fit.memory.compute_capability.c_str(),
-                  grouped_count(fit.memory.memory_bytes).c_str(),
-                  fit.required_bytes ? needed_text(fit).c_str() : "-", headroom.c_str(),
-                  verdict_text(fit.verdict), cost.c_str());
-    text += line;
+  // Sizes in GiB (MiB below 1 GiB) in the table, the exact bytes in the lines under it
+  // and in JSON; with --days one lot's price and, where a decode rate was measured on that
+  // GPU model, the cost of a million generated tokens.
+  TextTable table;
+  table.header = {"gpu", "cc", "memory", "needed", "headroom", "verdict"};
+  table.right_aligned = {false, false, true, true, true, false};
+  if (request.days) {
+    table.header.insert(table.header.end(), {*request.days + "-day lot", "GPUs", "per 1M tokens"});
+    table.right_aligned.insert(table.right_aligned.end(), {true, true, true});
   }
+  for (const PackageFit& fit : packages) {
+    const bool assessed = fit.verdict != PackageFit::Verdict::kNotAssessed;
+    std::vector<std::string> row = {fit.memory.gpu,
+                                    fit.memory.compute_capability.empty() ? "-" : fit.memory.compute_capability,
+                                    memory_size(fit.memory.memory_bytes),
+                                    fit.required_bytes ? needed_text(fit) : "-",
+                                    assessed ? memory_size(fit.headroom_bytes) : "-",
+                                    verdict_text(fit.verdict)};
+    if (request.days) {
+      row.push_back(fit.quote ? "$" + fit.quote->total_usd.grouped(2) : "-");
+      row.push_back(fit.quote ? std::to_string(fit.quote->entry.gpus_per_lot) : "-");
+      row.push_back(fit.tokens_cost ? "$" + fit.tokens_cost->display_usd : "-");
+    }
+    table.rows.push_back(std::move(row));
+  }
+  text += table.to_text("");
   text += "\nWhy:\n";
   for (const PackageFit& fit : packages) {
     text += "  " + fit.memory.gpu + ": " + fit.reason;
     if (fit.required_bytes)
       text += " (needed " + std::string(fit.required_unchecked == "at least" ? "at least " : "") +
-              gib(fit.required_bytes) + " of " + gib(fit.memory.memory_bytes) + ")";
+              bytes_and_size(fit.required_bytes) + " of " + bytes_and_size(fit.memory.memory_bytes) + ")";
     text += "\n";
   }
   // Where each figure comes from, each source once with the GPU models it is used for.

@@ -186,10 +186,11 @@ std::string timing_text(const TimingSummary& timing) {
   return text;
 }
 
-std::string format_seconds(const std::optional<double>& seconds) {
+// A phase's time in milliseconds, to the microsecond.
+std::string format_milliseconds(const std::optional<double>& seconds) {
   if (!seconds) return "-";
   char text[32];
-  std::snprintf(text, sizeof text, "%.6f", *seconds);
+  std::snprintf(text, sizeof text, "%.3f", *seconds * 1000.0);
   return text;
 }
 
@@ -492,15 +493,19 @@ std::string Measurement::to_text() const {
           std::to_string(configuration.warmup) + ", repeats " +
           std::to_string(configuration.repeats) + ", seed " + std::to_string(configuration.seed) + "\n\n";
   char middle[512];
-  std::snprintf(middle, sizeof middle, " %8s %12s %12s", "forwards", "host s", "GPU event s");
+  std::snprintf(middle, sizeof middle, " %8s %12s %12s", "forwards", "host ms", "GPU event ms");
   const int phase_width = checkpoint ? 18 : 13;  // "warmup decode 16"
   text += phase_table_header(middle, phase_width);
   for (const PhaseRow& row : phases) {
-    std::snprintf(middle, sizeof middle, " %8d %12.6f %12s", row.forwards, row.host_seconds,
-                  format_seconds(row.gpu_event_seconds).c_str());
+    std::snprintf(middle, sizeof middle, " %8d %12.3f %12s", row.forwards, row.host_seconds * 1000.0,
+                  format_milliseconds(row.gpu_event_seconds).c_str());
     text += phase_table_row(phase_label(row.phase, row.sequence, row.step), row.repeat, middle, row.baseline,
                             row.end, phase_width);
   }
+  std::vector<PeakRow> peaks;
+  for (const PhaseRow& row : phases)
+    peaks.push_back({peak_row_label(row.phase, row.sequence, row.step, row.repeat), row.end, "", ""});
+  text += "\n" + peak_summary_lines(peaks);
   text += timing_text(timing);
   if (decoder_run) text += decoder_run_text(*decoder_run);
   text += prediction_text(*this);

@@ -21,6 +21,7 @@
 #include "protocol/phase_protocol.hpp"
 #include "protocol/phase_table_text.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "mechanics/wording.hpp"
 
 namespace iteragpu {
 namespace {
@@ -430,8 +431,8 @@ std::string MemoryPrediction::to_text() const {
   text += "GPU: " + (target.gpu_name.empty() ? std::string("compute capability ")
                                              : printable(target.gpu_name) + ", compute capability ") +
           compute_capability_text(target) + "; cuBLAS workspace " +
-          std::to_string(target.cublas_workspace_bytes) + " bytes, cuBLASLt workspace " +
-          std::to_string(target.cublaslt_workspace_bytes) + " bytes" +
+          bytes_and_size(target.cublas_workspace_bytes) + ", cuBLASLt workspace " +
+          bytes_and_size(target.cublaslt_workspace_bytes) +
           (cublaslt_used ? "" : " (not used: no bias-fused cuBLASLt GEMM)") + " (" +
           target.workspace_source + ")\n\n";
   const int phase_width = configuration.model.empty() ? 13 : 18;  // "warmup decode 16"
@@ -442,6 +443,18 @@ std::string MemoryPrediction::to_text() const {
                             phase_width, row.uncertain_counters, row.lower_bound ? ">=" : "~");
     if (!row.uncertain_counters.empty()) (row.lower_bound ? lower_bounds : may_differ) = true;
   }
+  std::vector<PeakRow> peaks;
+  for (const PhasePrediction& row : phases) {
+    auto mark = [&row](const char* counter) {
+      return std::find(row.uncertain_counters.begin(), row.uncertain_counters.end(), counter) ==
+                     row.uncertain_counters.end()
+                 ? std::string()
+                 : std::string(row.lower_bound ? ">=" : "~");
+    };
+    peaks.push_back({peak_row_label(row.phase, row.sequence, row.step, row.repeat), row.end,
+                     mark("peak_reserved_bytes"), mark("peak_allocated_bytes")});
+  }
+  text += "\n" + peak_summary_lines(peaks);
   if (lower_bounds) text += ">= marks a counter a caveat below leaves unchecked, that can only be higher.\n";
   if (may_differ) text += "~ marks a counter a caveat below leaves unchecked, that may differ either way.\n";
   text += "\nPredicted caching-allocator counters (bytes) of one process on one GPU; not the CUDA "

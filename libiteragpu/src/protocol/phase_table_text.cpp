@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "mechanics/wording.hpp"
+
 namespace iteragpu {
 namespace {
 
@@ -16,6 +18,11 @@ constexpr std::size_t kLineBytes = 512;
 std::string phase_label(const std::string& phase, const std::string& sequence, const std::optional<int>& step) {
   if (sequence.empty()) return phase;
   return sequence + " " + phase + (step && *step > 0 ? " " + std::to_string(*step) : "");
+}
+
+std::string peak_row_label(const std::string& phase, const std::string& sequence, const std::optional<int>& step,
+                           int repeat) {
+  return phase_label(phase, sequence, step) + (repeat > 0 ? " (repeat " + std::to_string(repeat) + ")" : "");
 }
 
 std::string phase_table_header(const std::string& middle, int phase_width) {
@@ -43,6 +50,20 @@ std::string phase_table_row(const std::string& phase, int repeat, const std::str
                 cell(end.reserved_bytes, "reserved_bytes.end").c_str(),
                 cell(end.peak_reserved_bytes, "peak_reserved_bytes").c_str());
   return line;
+}
+
+std::string peak_summary_lines(const std::vector<PeakRow>& rows) {
+  if (rows.empty()) return "";
+  const PeakRow* reserved = &rows.front();
+  const PeakRow* allocated = &rows.front();
+  for (const PeakRow& row : rows) {
+    if (row.end.peak_reserved_bytes > reserved->end.peak_reserved_bytes) reserved = &row;
+    if (row.end.peak_allocated_bytes > allocated->end.peak_allocated_bytes) allocated = &row;
+  }
+  return "Peak reserved:  " + reserved->reserved_mark + bytes_and_size(reserved->end.peak_reserved_bytes) + ", first in " +
+         reserved->label + "\n" + "Peak allocated: " + allocated->allocated_mark +
+         bytes_and_size(allocated->end.peak_allocated_bytes) + ", first in " + allocated->label + "\n" +
+         "Reserved at the end: " + bytes_and_size(rows.back().end.reserved_bytes) + "\n";
 }
 
 }  // namespace iteragpu

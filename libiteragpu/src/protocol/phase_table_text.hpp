@@ -14,6 +14,10 @@ namespace iteragpu {
 // phase and the decode step ("warm decode 3", "cold prefill").
 std::string phase_label(const std::string& phase, const std::string& sequence, const std::optional<int>& step);
 
+// phase_label() and, for a repeat above 0, " (repeat N)": a row named in a sentence.
+std::string peak_row_label(const std::string& phase, const std::string& sequence, const std::optional<int>& step,
+                           int repeat);
+
 // The title line. `middle` is the table's own column titles, already formatted, each after a
 // space ("" for none).
 std::string phase_table_header(const std::string& middle, int phase_width = 13);
@@ -25,5 +29,17 @@ std::string phase_table_row(const std::string& phase, int repeat, const std::str
                             const AllocatorCounters& baseline, const AllocatorCounters& end,
                             int phase_width = 13, const std::vector<std::string>& marked = {},
                             const std::string& mark = "");
+
+// Under a table, in the units a person reads (mechanics/wording.hpp): the highest peak
+// reserved and peak allocated counters, the row each is reached in first, and the reserved
+// bytes at the last row's end; `marks[i]` (">=", "~" or "") is written before row i's figure
+// where a caveat leaves it unchecked.
+struct PeakRow {
+  std::string label;
+  AllocatorCounters end;
+  std::string reserved_mark;   // before peak_reserved_bytes
+  std::string allocated_mark;  // before peak_allocated_bytes
+};
+std::string peak_summary_lines(const std::vector<PeakRow>& rows);
 
 }  // namespace iteragpu
