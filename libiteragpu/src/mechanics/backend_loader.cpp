@@ -145,9 +145,10 @@ BackendLoadResult search_and_open(LoaderState& state, const std::string& explici
   missing.error = std::string("no ") + kBackendPluginFileName + " found; looked in " +
                   joined(candidates) + " (name the plugin file with the backend option or ITERAGPU_BACKEND)";
 #else
+  // scripts/build builds the plugin only where it found a CUDA or ROCm PyTorch: say so, once.
   missing.error =
-      "this build of iteragpu has no LibTorch backend (built with ITERAGPU_WITH_TORCH=OFF or "
-      "Torch not found); looked in " + joined(candidates);
+      "this iteragpu was built without the LibTorch plugin, which measuring needs: rebuild it where a CUDA or "
+      "ROCm PyTorch is installed (scripts/build finds it; see docs/building.md)";
 #endif
   return missing;
 }
