@@ -146,7 +146,7 @@ def _real_outputs(cli, tmp_path, fake_backend):
         "environment": iteragpu.environment(backend_path=str(tmp_path / "no-plugin.so")).to_dict(),
     }
     examples = os.path.join(SOURCE_DIR, "examples", "results")
-    for name in ["mesures-petit-essai.json", "mesures-tous.json"]:
+    for name in ["mesures-petit-essai.json", "mesures-tous.json", "benchmark.json", "conformance.json"]:
         with open(os.path.join(examples, name), encoding="utf-8") as file:
             document = json.load(file)
         outputs[document["schema"].split(".", 1)[1]] = document
