@@ -9,6 +9,7 @@ those a cell shows as its value (iteragpu's plot() returns its figure closed in 
 that Jupyter draws it once) and those still open in pyplot.
 
 Usage: python3 run_notebook_cells.py NOTEBOOK.ipynb FIGURE_DIR
+(the cells run in the notebook's folder, as in Jupyter)
 """
 import ast
 import json
@@ -24,6 +25,9 @@ def main(notebook_path, figure_dir):
     import matplotlib.pyplot as plt
 
     notebook = json.load(open(notebook_path, encoding="utf-8"))
+    # Jupyter runs a notebook's kernel in the notebook's folder: its cells open files beside it.
+    figure_dir = os.path.abspath(figure_dir)
+    os.chdir(os.path.dirname(os.path.abspath(notebook_path)))
     namespace = {"__name__": "__main__"}
     code_cells = [c for c in notebook["cells"] if c["cell_type"] == "code"]
     figures = []

@@ -54,9 +54,13 @@ def test_notebook_runs_in_a_jupyter_kernel(tmp_path):
     nbformat = optional_module("nbformat")
     nbclient = optional_module("nbclient")
     notebook = nbformat.read(NOTEBOOK, as_version=4)
+    # The kernel runs in the notebook's folder, as Jupyter runs it: its cells open results/
+    # and models/ beside it, and must write nothing there.
+    examples = os.path.dirname(NOTEBOOK)
+    before = sorted(os.listdir(examples))
     client = nbclient.NotebookClient(
         notebook, timeout=600, kernel_name="python3", allow_errors=False,
-        resources={"metadata": {"path": str(tmp_path)}},
+        resources={"metadata": {"path": examples}},
     )
     # The kernel imports the same iteragpu as these tests, whatever its working directory.
     import iteragpu
@@ -72,15 +76,45 @@ def test_notebook_runs_in_a_jupyter_kernel(tmp_path):
     assert "13.03851604461669921875" in everything  # the seed estimate, exact
     assert "illustrative" in everything  # the quote says its prices are illustrative
     assert "Predicted memory" in everything and "70,275,072" in everything  # predict, no GPU
-    measured = "Warm repeats:" in everything  # a Measurement's view, not the prediction's
+    measured = "No measurement on this machine" not in everything
+    pngs = sum("image/png" in output.get("data", {}) for cell in cells for output in cell.outputs)
+    recorded = next(cell for cell in cells if "recorded = iteragpu.read_measurement(" in cell.source)
+    recorded_plot = next(cell for cell in cells if "recorded_figure = shown_run.plot()" in cell.source)
     if not measured:
-        # No GPU here: the clear message, twice, and no plot.
+        # No GPU here: the clear message, twice, and no plot of a measurement of this machine...
         assert everything.count("No measurement on this machine") == 2
         assert "No measurement to plot" in everything
+        # ...but the recorded H200 run, said to be one (card and date), with its view and its
+        # plot, or how to get matplotlib.
+        text = outputs_text(recorded)
+        assert "Recorded run, not measured here: results/llama-8b-bfloat16-h200.json, on an NVIDIA H200 " \
+               "(2026-12-04)" in text, text
+        assert any("text/html" in output.get("data", {}) for output in recorded.outputs)  # its rich view
+        assert "LlamaForCausalLM" in text, text
+        plot = [output for output in recorded_plot.outputs if "image/png" in output.get("data", {})]
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            assert "matplotlib is not installed" in outputs_text(recorded_plot)
+        else:
+            assert len(plot) == 1 and pngs == 1
     else:
         # The plot once (the cell's value), not a second time by the inline backend.
-        assert sum("image/png" in output.get("data", {}) for cell in cells for output in cell.outputs) == 1
-    assert not os.listdir(tmp_path) or all(not name.endswith(".json") for name in os.listdir(tmp_path))
+        assert pngs == 1
+        assert "This machine measured above; the recorded NVIDIA H200 run" in outputs_text(recorded)
+    # The checkpoint's prediction at the measured options equals the recorded counters, and the
+    # package fit is shown (illustrative prices, the H200's verdict).
+    prediction = next(cell for cell in cells if "iteragpu.predict(compute_capability=\"9.0\", model=" in cell.source)
+    assert "Prediction against the recorded NVIDIA H200 run: 420 of 420 counters equal." in outputs_text(prediction)
+    assert any("text/html" in output.get("data", {}) for output in prediction.outputs)
+    assert "LlamaForCausalLM" in outputs_text(prediction)
+    fit = next(cell for cell in cells if "iteragpu.packages(model=" in cell.source)
+    fit_text = outputs_text(fit)
+    assert any("text/html" in output.get("data", {}) for output in fit.outputs)
+    assert "LlamaForCausalLM" in fit_text and "h200" in fit_text and "fits" in fit_text, fit_text
+    assert "illustrative" in fit_text, fit_text
+    assert sorted(os.listdir(examples)) == before
+    assert not os.listdir(tmp_path)
 
 
 def run_cells(sources, tmp_path):
