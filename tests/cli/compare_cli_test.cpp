@@ -16,7 +16,7 @@ namespace {
 
 const std::string kResults = ITERAGPU_SOURCE_DIR "/examples/results/";
 // A real H200 run of a Llama 8B checkpoint (bfloat16, batch 4, context 4096, 16 new tokens).
-const std::string kCheckpointRun = ITERAGPU_SOURCE_DIR "/tests/data/checkpoint-measurements/llama-8b-bfloat16-h200.json";
+const std::string kCheckpointRun = ITERAGPU_SOURCE_DIR "/examples/results/llama-8b-bfloat16-h200.json";
 
 class CompareCli : public ::testing::Test {
  protected:

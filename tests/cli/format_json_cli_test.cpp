@@ -36,6 +36,8 @@ std::vector<std::string> listed_commands(const std::string& help) {
       listing = true;
     } else if (listing && line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') {
       commands.push_back(words(line).front());
+    } else if (listing && line.rfind("   ", 0) == 0) {
+      continue;  // a description's continuation line
     } else if (listing) {
       break;
     }

@@ -61,7 +61,7 @@ TEST(MeasureCli, ThisMachineRefusesWithExitTwoAndNoFile) {
   // Debian's LibTorch has no CUDA: said in those words, with the README section that fixes it.
   if (ITERAGPU_TORCH_BACKEND_BUILT && environment.out.find("\"cuda_build_version\": null") != std::string::npos) {
     EXPECT_NE(r.err.find("was built without CUDA or ROCm (a CPU-only build)"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("README, \"Measuring on a GPU machine\""), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("docs/building.md, \"Measuring on a GPU machine\""), std::string::npos) << r.err;
     const ProcessResult text = run_cli({"environment"});
     EXPECT_NE(text.out.find("was built without CUDA or ROCm"), std::string::npos) << text.out;
   }

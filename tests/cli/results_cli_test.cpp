@@ -90,7 +90,7 @@ TEST_F(ResultsCli, AddCheckReport) {
 // prices its generated tokens from the measured decode rate, naming the GPU and the prices' label.
 TEST_F(ResultsCli, ACheckpointRunGetsACostPerMillionGeneratedTokens) {
   write_file(dir_.file("llama.json"),
-             read_file(std::string(ITERAGPU_SOURCE_DIR) + "/tests/data/checkpoint-measurements/llama-8b-bfloat16-h200.json"));
+             read_file(std::string(ITERAGPU_SOURCE_DIR) + "/examples/results/llama-8b-bfloat16-h200.json"));
   const ProcessResult add = run_cli({"results", "add", "--table", table(), "--measurement", dir_.file("llama.json"),
                                      "--gpu", "h200", "--days", "3", "--work-unit", "generated answer",
                                      "--attempted", "100", "--accepted", "80", "--metric", "exact match",

@@ -335,7 +335,7 @@ TEST_F(CheckpointComparison, AnMlpBesideACheckpointIsRefused) {
 // The real H200 run of a Llama 8B checkpoint (bfloat16, batch 4, context 4096, 16 new tokens,
 // measured 2026-12-04), against itself: the file's own figures, every row the same.
 TEST(MeasurementComparison, RealH200CheckpointRun) {
-  const std::string file = ITERAGPU_SOURCE_DIR "/tests/data/checkpoint-measurements/llama-8b-bfloat16-h200.json";
+  const std::string file = ITERAGPU_SOURCE_DIR "/examples/results/llama-8b-bfloat16-h200.json";
   const MeasurementComparison c = MeasurementComparison::of_files({file, file});
   EXPECT_TRUE(c.checkpoints);
   EXPECT_EQ(row(c, "environment", "gpu").values[0].text, "NVIDIA H200");

@@ -246,7 +246,7 @@ TEST_F(ResultsTableTest, OneRowIsOneRowAndNeedsNoNoteAboutUnacceptedRows) {
 // decode 228.80291828970159 tokens/s as the file writes it (17 significant digits), the double
 // whose shortest text is 228.80291828970158.
 const std::string kCheckpointRun =
-    std::string(ITERAGPU_SOURCE_DIR) + "/tests/data/checkpoint-measurements/llama-8b-bfloat16-h200.json";
+    std::string(ITERAGPU_SOURCE_DIR) + "/examples/results/llama-8b-bfloat16-h200.json";
 
 class CheckpointResultsTest : public ResultsTableTest {
  protected:

@@ -80,10 +80,10 @@ class Environment {
 };
 
 // Why this stack measures no GPU, in words a user can act on: a LibTorch built without CUDA
-// or ROCm (CPU only: rebuild against a CUDA PyTorch, the README section named) or a GPU
+// or ROCm (CPU only: rebuild against a CUDA PyTorch, the documentation page named) or a GPU
 // runtime that sees no device.
 std::string no_gpu_reason(const StackReport& stack);
-inline constexpr const char* kGpuBuildReadmeSection = "Measuring on a GPU machine";
+inline constexpr const char* kGpuBuildGuide = "docs/building.md, \"Measuring on a GPU machine\"";
 
 // Parses "cuda:N" (0 ≤ N ≤ 127, no sign or leading zero); throws UsageError naming `field`.
 // "cuda" alone is refused: the device is always named explicitly. "cpu" is refused: only

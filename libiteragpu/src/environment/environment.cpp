@@ -46,7 +46,7 @@ std::string no_gpu_reason(const StackReport& stack) {
   if (!stack.cuda_build_version && !stack.hip_build_version)
     return "LibTorch " + stack.torch_version +
            " was built without CUDA or ROCm (a CPU-only build), so it cannot use any GPU; build "
-           "iteragpu against the LibTorch of a CUDA PyTorch (README, \"" + kGpuBuildReadmeSection + "\")";
+           "iteragpu against the LibTorch of a CUDA PyTorch (" + std::string(kGpuBuildGuide) + ")";
   return "LibTorch " + stack.torch_version + " (built with " +
          (stack.cuda_build_version ? "CUDA " + *stack.cuda_build_version : "HIP " + *stack.hip_build_version) +
          ") reports no usable GPU: no device is visible to this process, or no driver";

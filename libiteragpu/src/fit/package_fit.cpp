@@ -424,7 +424,7 @@ std::string PackageFitReport::to_json() const {
     }
     json.key("required_unchecked").text_or_null(fit.required_unchecked);
     json.key("price");
-    if (fit.quote) {  // money as an exact decimal string (the README's number rule)
+    if (fit.quote) {  // money as an exact decimal string, never a binary float
       json.begin_object()
           .key("lot_price_cents").value(std::to_string(fit.quote->entry.lot_price_cents))
           .key("gpus_per_lot").value(fit.quote->entry.gpus_per_lot)

@@ -29,7 +29,7 @@ class CachingAllocatorModel {
   // New segments are laid out one after another. Which of two equal free blocks the best fit
   // takes depends on where cudaMalloc put their segments, which a prediction cannot know: in
   // the H200's traces CUDA put most new segments below the previous ones. Laid out upward,
-  // every recorded checkpoint cell but one is exact (README, "Prediction"); downward, that one
+  // every recorded checkpoint cell but one is exact (docs/commands/predict.md); downward, that one
   // is and two others are not.
   CachingAllocatorModel() = default;
   // Replaying a recorded run: the i-th new segment at the i-th address cudaMalloc returned.

@@ -31,7 +31,7 @@ inline void check_count(int value, const char* field, int minimum) {
 // Each count is capped, and so is what they make together: a request's phase rows, and the
 // layer steps (forwards × layers) its prediction models, are checked from the options alone,
 // before any row is planned. Within them a request is planned and predicted in seconds and
-// tens of megabytes (README, "Performance").
+// tens of megabytes (docs/performance.md).
 inline constexpr std::int64_t kMaxPhaseRows = 200000;
 inline constexpr std::int64_t kMaxLayerSteps = 1000000;
 
