@@ -34,9 +34,11 @@ How output is compared (the normaliser, all of it):
   * the scratch folder's path prints as nothing (paths in it are relative); the build's data
     folder prints as /usr/local/share/iteragpu, where `cmake --install build` puts it; the
     date of the day (UTC) prints as 2026-12-04, the day the outputs shown were recorded;
-  * in gpu blocks only, numbers with a decimal point or an exponent (times, rates, spreads)
-    and dates and times of day are not compared, and runs of spaces compare as one (column
-    widths follow the times); integers (bytes, counts) are compared;
+  * in gpu blocks only, numbers with a decimal point or an exponent (times, rates, spreads),
+    dates and times of day, and the card's name after the device ("cuda:0 (NVIDIA ...)": the
+    GPU machine may hold another card than the one shown) are not compared, and runs of
+    spaces compare as one (column widths follow the times); integers (bytes, counts) are
+    compared;
   * pycon blocks compare as doctest does with ELLIPSIS and NORMALIZE_WHITESPACE.
 Also: a Markdown table row cut from its table by a blank line is a failure, and so is a
 file or folder of the source tree named in backquotes (`libiteragpu/...`, `cli/...`,
@@ -236,6 +238,7 @@ def make_inputs(work, bin_dir):
 
 NUMBER_WITH_DECIMALS = re.compile(r"\d[\d,]*\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+")
 DATE_OR_TIME = re.compile(r"\d{4}-\d{2}-\d{2}|\d{2}:\d{2}(?::\d{2})?")
+CARD_NAME = re.compile(r"(cuda:\d+) \(NVIDIA [^)]*\)")
 
 
 def normalised(lines, gpu):
@@ -243,8 +246,8 @@ def normalised(lines, gpu):
     while out and not out[-1]:
         out.pop()
     if gpu:
-        out = [re.sub(" +", " ", DATE_OR_TIME.sub("<when>", NUMBER_WITH_DECIMALS.sub("<decimal>", line)))
-               for line in out]
+        out = [re.sub(" +", " ", DATE_OR_TIME.sub("<when>", NUMBER_WITH_DECIMALS.sub(
+                   "<decimal>", CARD_NAME.sub(r"\1 (<card>)", line)))) for line in out]
     return out
 
 
