@@ -23,7 +23,7 @@ that no code change caused. Everything else stays byte for byte.
      first_repeat_outlier on the host clock) are removed where they are listed (JSON arrays,
      text lines, compare's summaries), and the text's "no warnings" line with them (it is
      printed only when no warning is left); few_repeats and GPU event warnings are kept;
-   - measure --device all: "warm_forward_host_seconds_median" and the "warm fwd host s"
+   - measure --device all: "warm_forward_host_seconds_median" and the "warm fwd host ms"
      column; sweep: the same JSON member and the "warm fwd ms" column;
    - compare: the host.median/host.iqr/host.cv rows (values, ratios and their "same" flag or
      its mark), the timing-warnings row's "same" flag or mark, "warm host median xN" and
@@ -192,7 +192,7 @@ def mask_text_lines(lines):
     for line in lines:
         if section == "compare-times" and re.match(r"^(Notes$|\*\*Notes\*\*$|--- )", line):
             section = None
-        if re.match(r"^device\s+status\s+exit\s+GPU\s+warm fwd host s", line):
+        if re.match(r"^device\s+status\s+exit\s+GPU\s+warm fwd host ms", line):
             section = "runner"
         elif re.match(r"^\s+\S+  outcome\s+peak reserved\s+predicted\s+warm fwd ms  order$", line):
             section = "sweep"
@@ -201,7 +201,7 @@ def mask_text_lines(lines):
         elif section in ("runner", "sweep") and line.strip() == "":
             section = None
         elif section == "runner" and re.match(r"^cuda:\d+ ", line):
-            line = line[:48] + digits_to_hash(line[48:62]) + line[62:]
+            line = line[:48] + digits_to_hash(line[48:64]) + line[64:]
         elif section == "sweep":
             line = line[:83] + digits_to_hash(line[83:94]) + line[94:]
         elif section == "compare-times":

@@ -224,8 +224,8 @@ std::string MeasurementSummary::to_text() const {
                      std::to_string(configuration.warmup) + ", repeats " + std::to_string(configuration.repeats) +
                      ", seed " + std::to_string(configuration.seed) + "\n\n";
   char line[1024];
-  std::snprintf(line, sizeof line, "%-8s %-7s %4s  %-24s %14s %18s %18s  %s\n", "device", "status", "exit",
-                "GPU", "warm fwd host s", "model_load alloc", "peak alloc max", "result file");
+  std::snprintf(line, sizeof line, "%-8s %-7s %4s  %-24s %16s %18s %18s  %s\n", "device", "status", "exit",
+                "GPU", "warm fwd host ms", "model_load alloc", "peak alloc max", "result file");
   text += line;
   std::string errors;
   int failed = 0;
@@ -233,13 +233,13 @@ std::string MeasurementSummary::to_text() const {
     const std::string file = outcome.result_file.empty() ? "-" : printable(outcome.result_file);
     if (outcome.figures) {
       const DeviceResultFigures& figures = *outcome.figures;
-      std::snprintf(line, sizeof line, "%-8s %-7s %4d  %-24s %14.6f %18lld %18llu  %s\n", outcome.device.c_str(),
+      std::snprintf(line, sizeof line, "%-8s %-7s %4d  %-24s %16.3f %18lld %18llu  %s\n", outcome.device.c_str(),
                     outcome.ok() ? "ok" : "failed", outcome.exit_code, printable(figures.gpu_name).c_str(),
-                    figures.warm_forward_host_seconds_median,
+                    figures.warm_forward_host_seconds_median * 1000,
                     static_cast<long long>(figures.model_load_allocated_bytes),
                     static_cast<unsigned long long>(figures.peak_allocated_bytes_max), file.c_str());
     } else {
-      std::snprintf(line, sizeof line, "%-8s %-7s %4d  %-24s %14s %18s %18s  %s\n", outcome.device.c_str(),
+      std::snprintf(line, sizeof line, "%-8s %-7s %4d  %-24s %16s %18s %18s  %s\n", outcome.device.c_str(),
                     outcome.ok() ? "ok" : "failed", outcome.exit_code, "-", "-", "-", "-", file.c_str());
     }
     text += line;

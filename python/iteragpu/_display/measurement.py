@@ -40,18 +40,18 @@ def measurement_html(measurement):
         [
             escape(row_label(row)),
             str(row.forwards),
-            f"{row.host_seconds:.6f}",
-            "&ndash;" if row.gpu_event_seconds is None else f"{row.gpu_event_seconds:.6f}",
+            f"{row.host_seconds * 1000:.3f}",
+            "&ndash;" if row.gpu_event_seconds is None else f"{row.gpu_event_seconds * 1000:.3f}",
         ]
         + allocator_counter_cells(row)
         for row in measurement.phases
     ]
-    header = ["phase", "forwards", "host s", "GPU event s"] + ALLOCATOR_COUNTER_HEADER
+    header = ["phase", "forwards", "host ms", "GPU event ms"] + ALLOCATOR_COUNTER_HEADER
     notes = list(_NOTES)
     if config.output:
         notes.append(f"Saved to {config.output}.")
     return html_section("Measurement", summary + html_table(header, rows) + _timing_section(measurement.timing)
-                        + _decoder_run_section(measurement.decoder_run) + _prediction_comparison(measurement), notes)
+                        + _prediction_comparison(measurement), notes)
 
 
 # --- A checkpoint's generation: a summary first, then the rows folded by sequence. ---
@@ -193,54 +193,29 @@ def checkpoint_measurement_html(measurement):
 def _checkpoint_timing_section(measurement):
     """The timing of the warm sequences' decode steps, in milliseconds, worded for them."""
     timing, config = measurement.timing, measurement.configuration
-
-    def row(clock, spread):
-        return [escape(clock)] + [f"{value * 1000:,.3f}" for value in (
-            spread.median, spread.iqr, spread.min, spread.max, spread.mean, spread.stdev)] + [
-            f"{spread.cv * 100:.1f} %"]
-    rows = [row("host", timing.host_seconds)]
-    if timing.gpu_event_seconds is not None:
-        rows.append(row("GPU event", timing.gpu_event_seconds))
-    header = ["clock", "median ms", "IQR ms", "min ms", "max ms", "mean ms", "stdev ms", "CV"]
-    warnings = "".join(f"<li>warning ({escape(w.code)}, {escape(w.clock)}): {escape(w.message)}</li>"
-                       for w in timing.warnings) or "<li>no timing warnings</li>"
     return (f"<p>Timing of a decode step: {timing.warm_repeats} warm decode steps ({config.repeats} warm "
             f"sequence{'' if config.repeats == 1 else 's'} of {config.new_tokens} steps; the cold and warm-up "
-            "sequences left out)</p>" + html_table(header, rows) + f"<ul>{warnings}</ul>")
-
-
-def _decoder_run_section(run):
-    """Rates from the warm sequences, and what the card held besides the allocator's counters."""
-    if run is None:
-        return ""
-    items = [f"attention (SDPA backend chosen): {escape(run.attention_backend)}"]
-    if run.time_to_first_token_seconds is not None:
-        items.append(f"time to first token (warm prefill, host median): {run.time_to_first_token_seconds:.6f} s")
-    if run.prefill_tokens_per_second is not None:
-        items.append(f"prefill: {run.prefill_tokens_per_second:,.1f} tokens/s")
-    if run.decode_tokens_per_second is not None:
-        items.append(f"decode: {run.decode_tokens_per_second:,.1f} tokens/s")
-    if run.device_used_bytes is not None:
-        items.append(f"device memory in use at the end (cudaMemGetInfo, CUDA context and libraries included, "
-                     f"not the allocator's counter): {bytes_text(run.device_used_bytes)}")
-    items.append("first sequence's tokens (batch row 0): " + " ".join(str(t) for t in run.first_sequence_tokens))
-    return "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
+            "sequences left out)</p>" + _spread_table(timing, 1000, "ms", ",.3f"))
 
 
 def _timing_section(timing):
-    """The warm repeats' spread, a row per clock, then the warnings."""
+    """The MLP's warm repeats' spread, in microseconds (a forward takes a fraction of a ms)."""
+    return f"<p>Warm repeats: {timing.warm_repeats}</p>" + _spread_table(timing, 1e6, "µs", ",.1f")
+
+
+def _spread_table(timing, scale, unit, number_format):
+    """A row per clock (median, IQR, min, max, mean, stdev in `unit`, and CV), then the warnings."""
     def row(clock, spread):
-        return [escape(clock)] + [f"{value * 1e6:,.1f}" for value in (
+        return [escape(clock)] + [format(value * scale, number_format) for value in (
             spread.median, spread.iqr, spread.min, spread.max, spread.mean, spread.stdev)] + [
             f"{spread.cv * 100:.1f} %"]
     rows = [row("host", timing.host_seconds)]
     if timing.gpu_event_seconds is not None:
         rows.append(row("GPU event", timing.gpu_event_seconds))
-    header = ["clock", "median µs", "IQR µs", "min µs", "max µs", "mean µs", "stdev µs", "CV"]
+    header = ["clock"] + [f"{name} {unit}" for name in ("median", "IQR", "min", "max", "mean", "stdev")] + ["CV"]
     warnings = "".join(f"<li>warning ({escape(w.code)}, {escape(w.clock)}): {escape(w.message)}</li>"
                        for w in timing.warnings) or "<li>no timing warnings</li>"
-    return (f"<p>Warm repeats: {timing.warm_repeats}</p>" + html_table(header, rows)
-            + f"<ul>{warnings}</ul>")
+    return html_table(header, rows) + f"<ul>{warnings}</ul>"
 
 
 def timing_html(timing):

@@ -13,7 +13,7 @@ def summary_html(summary):
             "ok" if outcome.ok else "failed",
             str(outcome.exit_code),
             escape(figures.gpu_name) if figures else "-",
-            f"{figures.warm_forward_host_seconds_median:.6f}" if figures else "-",
+            f"{figures.warm_forward_host_seconds_median * 1000:.3f}" if figures else "-",
             bytes_cell(figures.peak_allocated_bytes_max) if figures else "-",
             escape(outcome.result_file or "-"),
             escape(outcome.error),
@@ -23,7 +23,7 @@ def summary_html(summary):
         f"<p>{len(summary.devices)} GPU(s) at the same time, one worker each: batch {config.batch}, "
         f"context {config.context}, width {config.width}, hidden {config.hidden}, {escape(config.dtype)}; "
         f"{state}.</p>"
-        + html_table(["device", "status", "exit", "GPU", "warm fwd host s (median)", "peak allocated max",
+        + html_table(["device", "status", "exit", "GPU", "warm fwd host ms (median)", "peak allocated max",
                       "result file", "error"], rows)
     )
     return html_section("Measurement summary", content)
