@@ -260,7 +260,8 @@ TEST(MeasurementSummary, TextListsEveryDeviceAndTheErrors) {
   EXPECT_NE(text.find("cuda:0   ok"), std::string::npos) << text;
   EXPECT_NE(text.find("cuda:1   failed"), std::string::npos) << text;
   EXPECT_NE(text.find("132352"), std::string::npos) << text;
-  EXPECT_NE(text.find("0.000125"), std::string::npos) << text;
+  EXPECT_NE(text.find("warm fwd host ms"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 0.125 "), std::string::npos) << text;  // 0.000125 s, in milliseconds
   EXPECT_NE(text.find("  cuda:1: out of GPU memory during phase warmup"), std::string::npos) << text;
   EXPECT_NE(text.find("Complete: no: 1 of 2 devices failed"), std::string::npos) << text;
 }
