@@ -86,6 +86,15 @@ TEST(MemorySize, GibFromOneGibUpMibBelowSignKept) {
   EXPECT_EQ(bytes_and_size(BigInt(-1)), "-1 bytes (0.00 MiB)");  // no "-0.00"
 }
 
+// A lower bound ("needed at least") rounds down, so that ">=20.28 GiB" never claims more than
+// the bytes do: 21,781,872,640 bytes is 20.2859... GiB.
+TEST(MemorySize, LowerBoundRoundsDown) {
+  EXPECT_EQ(memory_size(BigInt(21781872640)), "20.29 GiB");
+  EXPECT_EQ(memory_size(BigInt(21781872640), exact::Rounding::kDown), "20.28 GiB");
+  EXPECT_EQ(memory_size(BigInt(1) << 30, exact::Rounding::kDown), "1.00 GiB");  // exact stays exact
+  EXPECT_EQ(memory_size(BigInt(-5905580033), exact::Rounding::kDown), "-5.51 GiB");  // toward minus infinity
+}
+
 TEST(JsonWriter, WritesTheDocumentExactly) {
   JsonWriter json("x.test", 1);
   json.key("s").value(std::string("a\"b\\c\n\x01\xc3\xa9"))

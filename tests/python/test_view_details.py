@@ -127,6 +127,12 @@ def test_the_fit_view_gives_gib_beside_bytes_verdict_colours_and_lot_sizes(tmp_p
     assert several, lots
     assert f"a lot of {lots[several[0]]} GPUs" in page
     assert "illustrative" in page
+    # A lower bound's GiB is rounded down, never shown higher than its bytes.
+    bound = next(fit for fit in report.packages if fit.required_unchecked == "at least")
+    floor_gib = f"{(bound.required_bytes * 100 // 2**30) / 100:.2f}"
+    assert nowrap.format("≥" + floor_gib, "≥" + f"{bound.required_bytes:,}") in page
+    from iteragpu._display.cells import gib
+    assert (gib(21_781_872_640), gib(21_781_872_640, down=True)) == ("20.29", "20.28")  # 20.2859 GiB
 
 
 def test_the_results_report_html_has_the_cost_per_million_generated_tokens(tmp_path, cli):

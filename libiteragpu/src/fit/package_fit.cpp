@@ -61,8 +61,9 @@ std::uint64_t byte_count(const CsvRecord& record, std::size_t column, const std:
 // The needed memory as the table shows it: ">=" before a lower bound, "~" before a figure a
 // caveat leaves unchecked either way (as predict marks its counters).
 std::string needed_text(const PackageFit& fit) {
-  const std::string mark = fit.required_unchecked == "at least" ? ">=" : fit.required_unchecked.empty() ? "" : "~";
-  return mark + memory_size(fit.required_bytes);
+  const bool lower_bound = fit.required_unchecked == "at least";
+  const std::string mark = lower_bound ? ">=" : fit.required_unchecked.empty() ? "" : "~";
+  return mark + memory_size(fit.required_bytes, lower_bound ? exact::Rounding::kDown : exact::Rounding::kHalfAwayFromZero);
 }
 
 

@@ -99,7 +99,7 @@ Decimal from_exact(const ExactDecimal& number) {
   return normalized(result);
 }
 
-std::string rounded(const Decimal& value, int places) {
+std::string rounded(const Decimal& value, int places, Rounding mode) {
   const unsigned target = static_cast<unsigned>(std::max(places, 0));
   BigInt mantissa = value.mantissa;
   if (value.scale > target) {
@@ -107,7 +107,8 @@ std::string rounded(const Decimal& value, int places) {
     const bool negative = mantissa < 0;
     BigInt magnitude = negative ? BigInt(-mantissa) : mantissa;
     BigInt quotient = magnitude / divisor;
-    if ((magnitude % divisor) * 2 >= divisor) ++quotient;  // halves away from zero
+    const BigInt remainder = magnitude % divisor;
+    if (mode == Rounding::kHalfAwayFromZero ? remainder * 2 >= divisor : negative && remainder != 0) ++quotient;
     mantissa = negative ? BigInt(-quotient) : quotient;
   } else {
     mantissa *= power(10, target - value.scale);

@@ -42,8 +42,11 @@ std::string to_string(const Decimal& value);
 ExactDecimal to_exact(const Decimal& value);
 ExactDecimal to_exact(const BigInt& value);
 Decimal from_exact(const ExactDecimal& value);
-// Rounded to `places` fractional digits, halves away from zero, zeros kept.
-std::string rounded(const Decimal& value, int places);
+// How rounded() drops digits: to the nearest, halves away from zero; or down (toward minus
+// infinity), for a lower bound, which must not read higher than it is.
+enum class Rounding { kHalfAwayFromZero, kDown };
+// Rounded to `places` fractional digits, zeros kept.
+std::string rounded(const Decimal& value, int places, Rounding mode = Rounding::kHalfAwayFromZero);
 
 }  // namespace exact
 }  // namespace iteragpu

@@ -16,13 +16,14 @@ inline constexpr unsigned kGibPowerOfTwo = 30;  // 1 GiB = 2^30 bytes
 inline constexpr unsigned kMibPowerOfTwo = 20;  // 1 MiB = 2^20 bytes
 
 // A byte count in the unit a person reads: GiB (2^30 bytes) with two decimals from 1 GiB up,
-// MiB (2^20 bytes) with two decimals below; the sign kept, halves rounded away from zero:
+// MiB (2^20 bytes) with two decimals below; the sign kept, halves rounded away from zero (or
+// down, for a lower bound):
 // "21.51 GiB", "-5.50 GiB", "2.00 MiB", "0.00 MiB". Text only: JSON keeps the exact bytes.
-inline std::string memory_size(const BigInt& bytes) {
+inline std::string memory_size(const BigInt& bytes, exact::Rounding mode = exact::Rounding::kHalfAwayFromZero) {
   const BigInt magnitude = bytes < 0 ? BigInt(-bytes) : bytes;
   const bool gib = magnitude >= (BigInt(1) << kGibPowerOfTwo);
   return exact::rounded(exact::divide_by_power_of_two(exact::from_integer(bytes), gib ? kGibPowerOfTwo : kMibPowerOfTwo),
-                        2) +
+                        2, mode) +
          (gib ? " GiB" : " MiB");
 }
 

@@ -14,11 +14,12 @@ def escape(value):
     return html.escape(str(value))
 
 
-def rounded(value, places=2):
-    """Display rounding, halves away from zero, as the core's text reports round."""
+def rounded(value, places=2, down=False):
+    """Display rounding, halves away from zero, as the core's text reports round; or down
+    (toward minus infinity) for a lower bound, which must not read higher than it is."""
     quantum = decimal.Decimal(1).scaleb(-places)
     exact = decimal.Decimal(value)
-    return f"{exact.quantize(quantum, rounding=decimal.ROUND_HALF_UP):,}"
+    return f"{exact.quantize(quantum, rounding=decimal.ROUND_FLOOR if down else decimal.ROUND_HALF_UP):,}"
 
 
 def html_table(header, rows):
@@ -57,9 +58,9 @@ def bytes_text(count):
     return f"{count:,} bytes <small>({rounded(decimal.Decimal(count) / MIB)} MiB)</small>"
 
 
-def gib(count):
+def gib(count, down=False):
     """A byte amount in GiB to two decimals, the unit a renter reads: "19.64"."""
-    return rounded(decimal.Decimal(count) / GIB)
+    return rounded(decimal.Decimal(count) / GIB, down=down)
 
 
 def gib_cell(count):

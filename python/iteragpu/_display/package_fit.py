@@ -13,10 +13,11 @@ _VERDICT_STYLE = {
 
 
 def _amount(value, mark=""):
-    """ "139.80 GiB" over "(150,109,880,320 bytes)", a mark ("≥", "~") before both."""
+    """ "139.80 GiB" over "(150,109,880,320 bytes)", a mark ("≥", "~") before both; a lower
+    bound's GiB rounded down."""
     if not value:
         return "&ndash;"
-    return (f"<span style='white-space:nowrap'>{mark}{gib(value)} GiB</span><br>"
+    return (f"<span style='white-space:nowrap'>{mark}{gib(value, down=mark == '≥')} GiB</span><br>"
             f"<small style='white-space:nowrap'>({mark}{value:,} bytes)</small>")
 
 
