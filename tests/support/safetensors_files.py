@@ -1,7 +1,8 @@
-"""Safetensors files for the tests that run whole commands (tests/golden/record_outputs.sh,
-tests/readme/readme_examples.py): an 8-byte little-endian header length, the JSON header
-padded with spaces, then zero data (a hole in the file: the commands read headers only), as
-tests/support/safetensors_writer.hpp writes them for the C++ tests."""
+"""Safetensors files for the tests that run whole commands (tests/golden/record_outputs.sh)
+and for the inputs of the documented examples (examples/make-example-inputs): an 8-byte
+little-endian header length, the JSON header padded with spaces, then zero data (a hole in
+the file: the commands read headers only), as tests/support/safetensors_writer.hpp writes
+them for the C++ tests."""
 
 import struct
 
