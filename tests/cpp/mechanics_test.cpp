@@ -95,6 +95,17 @@ TEST(MemorySize, LowerBoundRoundsDown) {
   EXPECT_EQ(memory_size(BigInt(-5905580033), exact::Rounding::kDown), "-5.51 GiB");  // toward minus infinity
 }
 
+// An upper bound (the headroom left by a lower-bound need) rounds up: 1,788,346,368 bytes is
+// 1.6655... GiB, so "<=1.67 GiB"; -4,602,003,456 bytes is -4.2859... GiB, so "<=-4.28 GiB".
+TEST(MemorySize, UpperBoundRoundsUp) {
+  EXPECT_EQ(memory_size(BigInt(1788346368), exact::Rounding::kUp), "1.67 GiB");
+  EXPECT_EQ(memory_size(BigInt(1782579200), exact::Rounding::kUp), "1.67 GiB");  // 1.66015625 GiB
+  EXPECT_EQ(memory_size(BigInt(1782579200)), "1.66 GiB");
+  EXPECT_EQ(memory_size(BigInt(-4602003456), exact::Rounding::kUp), "-4.28 GiB");
+  EXPECT_EQ(memory_size(BigInt(-4602003456)), "-4.29 GiB");
+  EXPECT_EQ(memory_size(BigInt(1) << 30, exact::Rounding::kUp), "1.00 GiB");
+}
+
 TEST(JsonWriter, WritesTheDocumentExactly) {
   JsonWriter json("x.test", 1);
   json.key("s").value(std::string("a\"b\\c\n\x01\xc3\xa9"))

@@ -3,6 +3,7 @@ with its MiB, a count that gets no MiB, the timing's own view, the quote's exact
 its own row, the environment's reason for no GPU, and plots that are returned, not also drawn
 by pyplot."""
 
+import decimal
 import os
 
 import iteragpu
@@ -128,11 +129,17 @@ def test_the_fit_view_gives_gib_beside_bytes_verdict_colours_and_lot_sizes(tmp_p
     assert f"a lot of {lots[several[0]]} GPUs" in page
     assert "illustrative" in page
     # A lower bound's GiB is rounded down, never shown higher than its bytes.
-    bound = next(fit for fit in report.packages if fit.required_unchecked == "at least")
+    bound = next(fit for fit in report.packages if fit.required_unchecked == "at least" and fit.headroom_bytes > 0)
     floor_gib = f"{(bound.required_bytes * 100 // 2**30) / 100:.2f}"
     assert nowrap.format("≥" + floor_gib, "≥" + f"{bound.required_bytes:,}") in page
     from iteragpu._display.cells import gib
-    assert (gib(21_781_872_640), gib(21_781_872_640, down=True)) == ("20.29", "20.28")  # 20.2859 GiB
+    assert (gib(21_781_872_640), gib(21_781_872_640, decimal.ROUND_FLOOR)) == ("20.29", "20.28")  # 20.2859 GiB
+    assert (gib(1_782_579_200), gib(1_782_579_200, decimal.ROUND_CEILING)) == ("1.66", "1.67")  # 1.66015625 GiB
+    # Its headroom (memory less the lower bound) is an upper bound: "≤", rounded up.
+    headroom = bound.headroom_bytes
+    assert headroom == bound.memory_bytes - bound.required_bytes > 0
+    ceiling_gib = f"{-(-headroom * 100 // 2**30) / 100:.2f}"
+    assert nowrap.format("≤" + ceiling_gib, "≤" + f"{headroom:,}") in page
 
 
 def test_the_results_report_html_has_the_cost_per_million_generated_tokens(tmp_path, cli):

@@ -66,6 +66,14 @@ std::string needed_text(const PackageFit& fit) {
   return mark + memory_size(fit.required_bytes, lower_bound ? exact::Rounding::kDown : exact::Rounding::kHalfAwayFromZero);
 }
 
+// The headroom as the table shows it: the memory less the needed bytes, so "<=" (rounded up)
+// where the need is a lower bound, "~" where a caveat leaves it unchecked either way.
+std::string headroom_text(const PackageFit& fit) {
+  const bool upper_bound = fit.required_unchecked == "at least";
+  const std::string mark = upper_bound ? "<=" : fit.required_unchecked.empty() ? "" : "~";
+  return mark + memory_size(fit.headroom_bytes, upper_bound ? exact::Rounding::kUp : exact::Rounding::kHalfAwayFromZero);
+}
+
 
 // The decode rate of a checkpoint measurement of this very model and configuration.
 struct MeasuredRate {
@@ -345,7 +353,7 @@ std::string PackageFitReport::to_text() const {
                                     fit.memory.compute_capability.empty() ? "-" : fit.memory.compute_capability,
                                     memory_size(fit.memory.memory_bytes),
                                     fit.required_bytes ? needed_text(fit) : "-",
-                                    assessed ? memory_size(fit.headroom_bytes) : "-",
+                                    assessed ? headroom_text(fit) : "-",
                                     verdict_text(fit.verdict)};
     if (request.days) {
       row.push_back(fit.quote ? "$" + fit.quote->total_usd.grouped(2) : "-");

@@ -108,7 +108,10 @@ std::string rounded(const Decimal& value, int places, Rounding mode) {
     BigInt magnitude = negative ? BigInt(-mantissa) : mantissa;
     BigInt quotient = magnitude / divisor;
     const BigInt remainder = magnitude % divisor;
-    if (mode == Rounding::kHalfAwayFromZero ? remainder * 2 >= divisor : negative && remainder != 0) ++quotient;
+    const bool drops = remainder != 0;
+    if (mode == Rounding::kHalfAwayFromZero ? remainder * 2 >= divisor
+                                            : drops && negative == (mode == Rounding::kDown))
+      ++quotient;  // the magnitude grows: away from zero, or toward the bound's side
     mantissa = negative ? BigInt(-quotient) : quotient;
   } else {
     mantissa *= power(10, target - value.scale);

@@ -42,9 +42,10 @@ std::string to_string(const Decimal& value);
 ExactDecimal to_exact(const Decimal& value);
 ExactDecimal to_exact(const BigInt& value);
 Decimal from_exact(const ExactDecimal& value);
-// How rounded() drops digits: to the nearest, halves away from zero; or down (toward minus
-// infinity), for a lower bound, which must not read higher than it is.
-enum class Rounding { kHalfAwayFromZero, kDown };
+// How rounded() drops digits: to the nearest, halves away from zero; down (toward minus
+// infinity) for a lower bound, which must not read higher than it is; up (toward plus
+// infinity) for an upper bound.
+enum class Rounding { kHalfAwayFromZero, kDown, kUp };
 // Rounded to `places` fractional digits, zeros kept.
 std::string rounded(const Decimal& value, int places, Rounding mode = Rounding::kHalfAwayFromZero);
 

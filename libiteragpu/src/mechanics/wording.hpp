@@ -17,7 +17,7 @@ inline constexpr unsigned kMibPowerOfTwo = 20;  // 1 MiB = 2^20 bytes
 
 // A byte count in the unit a person reads: GiB (2^30 bytes) with two decimals from 1 GiB up,
 // MiB (2^20 bytes) with two decimals below; the sign kept, halves rounded away from zero (or
-// down, for a lower bound):
+// down for a lower bound, up for an upper bound):
 // "21.51 GiB", "-5.50 GiB", "2.00 MiB", "0.00 MiB". Text only: JSON keeps the exact bytes.
 inline std::string memory_size(const BigInt& bytes, exact::Rounding mode = exact::Rounding::kHalfAwayFromZero) {
   const BigInt magnitude = bytes < 0 ? BigInt(-bytes) : bytes;

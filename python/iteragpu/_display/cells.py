@@ -14,12 +14,13 @@ def escape(value):
     return html.escape(str(value))
 
 
-def rounded(value, places=2, down=False):
-    """Display rounding, halves away from zero, as the core's text reports round; or down
-    (toward minus infinity) for a lower bound, which must not read higher than it is."""
+def rounded(value, places=2, rounding=decimal.ROUND_HALF_UP):
+    """Display rounding, halves away from zero, as the core's text reports round; a bound
+    passes decimal.ROUND_FLOOR (a lower bound must not read higher than it is) or
+    decimal.ROUND_CEILING (an upper bound)."""
     quantum = decimal.Decimal(1).scaleb(-places)
     exact = decimal.Decimal(value)
-    return f"{exact.quantize(quantum, rounding=decimal.ROUND_FLOOR if down else decimal.ROUND_HALF_UP):,}"
+    return f"{exact.quantize(quantum, rounding=rounding):,}"
 
 
 def html_table(header, rows):
@@ -58,9 +59,9 @@ def bytes_text(count):
     return f"{count:,} bytes <small>({rounded(decimal.Decimal(count) / MIB)} MiB)</small>"
 
 
-def gib(count, down=False):
+def gib(count, rounding=decimal.ROUND_HALF_UP):
     """A byte amount in GiB to two decimals, the unit a renter reads: "19.64"."""
-    return rounded(decimal.Decimal(count) / GIB, down=down)
+    return rounded(decimal.Decimal(count) / GIB, rounding=rounding)
 
 
 def gib_cell(count):

@@ -1,6 +1,8 @@
 """The view of packages(model=...): which catalog GPU holds the checkpoint, in GiB beside the
 bytes, each verdict in its colour, the lot size beside its price."""
 
+import decimal
+
 from .cells import escape, gib, html_section, html_table
 
 # Verdict cells: a tinted background and a word, so a reader without colour reads it too.
@@ -12,26 +14,34 @@ _VERDICT_STYLE = {
 }
 
 
-def _amount(value, mark=""):
-    """ "139.80 GiB" over "(150,109,880,320 bytes)", a mark ("≥", "~") before both; a lower
-    bound's GiB rounded down."""
+def _amount(value, mark="", rounding=decimal.ROUND_HALF_UP):
+    """ "139.80 GiB" over "(150,109,880,320 bytes)", a mark ("≥", "≤", "~") before both; a
+    bound's GiB rounded so that it stays a bound."""
     if not value:
         return "&ndash;"
-    return (f"<span style='white-space:nowrap'>{mark}{gib(value, down=mark == '≥')} GiB</span><br>"
+    return (f"<span style='white-space:nowrap'>{mark}{gib(value, rounding)} GiB</span><br>"
             f"<small style='white-space:nowrap'>({mark}{value:,} bytes)</small>")
 
 
 def _needed(fit):
-    """The needed bytes, "≥" before a lower bound and "~" before a figure a caveat leaves
-    unchecked either way (as predict marks its counters)."""
+    """The needed bytes, "≥" before a lower bound (rounded down) and "~" before a figure a
+    caveat leaves unchecked either way (as predict marks its counters)."""
     mark = {"": "", "at least": "≥"}.get(fit.required_unchecked, "~")
-    return _amount(fit.required_bytes, mark)
+    return _amount(fit.required_bytes, mark, decimal.ROUND_FLOOR if mark == "≥" else decimal.ROUND_HALF_UP)
 
 
 def _headroom(fit):
+    """The memory less the needed bytes: "≤" (an upper bound) where the need is a lower bound,
+    "~" where a caveat leaves it unchecked either way; below zero in red."""
+    bound = fit.required_unchecked == "at least"
+    mark = "≤" if bound else ("~" if fit.required_unchecked else "")
     if fit.headroom_bytes < 0:
-        return f"<span style='color:#cf222e'>{_amount(-fit.headroom_bytes, '&minus;')}</span>"
-    return _amount(fit.headroom_bytes) if fit.headroom_bytes else "0.00 GiB<br><small>(0 bytes)</small>"
+        # The magnitude of an upper bound below zero is a lower bound: rounded down.
+        magnitude = _amount(-fit.headroom_bytes, mark + "&minus;", decimal.ROUND_FLOOR if bound else decimal.ROUND_HALF_UP)
+        return f"<span style='color:#cf222e'>{magnitude}</span>"
+    if not fit.headroom_bytes:
+        return "0.00 GiB<br><small>(0 bytes)</small>"
+    return _amount(fit.headroom_bytes, mark, decimal.ROUND_CEILING if bound else decimal.ROUND_HALF_UP)
 
 
 def package_fit_html(report):
@@ -77,7 +87,7 @@ def package_fit_html(report):
     notes += [
         "Needed on one GPU: the predicted peak reserved bytes plus the process's memory outside the caching "
         "allocator. One GPU per model instance: splitting a model over several GPUs is not modelled.",
-        "GiB: 2^30 bytes, two decimals; ≥ marks a lower bound, ~ a figure a caveat leaves unchecked.",
+        "GiB: 2^30 bytes, two decimals; ≥ marks a lower bound (rounded down), ≤ the headroom it leaves (an upper bound, rounded up), ~ a figure a caveat leaves unchecked.",
         "Lot price: the price of one lot, which may hold several GPUs (flagged): the package is rented by the lot.",
         f"Prices: the catalog's ({report.catalog_path}); the shipped catalog's are illustrative, "
         "invented, not an offer.",
