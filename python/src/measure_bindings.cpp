@@ -115,7 +115,13 @@ void register_measurement(py::module_& m) {
       .def_readonly("configuration", &Measurement::configuration, "The MeasureConfiguration measured.")
       .def_readonly("model", &Measurement::model, "The SyntheticModel measured (unused for a checkpoint).")
       .def_readonly("checkpoint", &Measurement::checkpoint, "CheckpointRecord of a --model measurement, or None.")
-      .def_readonly("decoder_run", &Measurement::decoder_run, "DecoderRun of a --model measurement, or None.")
+      .def_property_readonly(
+          "decoder_run",
+          [](const Measurement& self) -> std::optional<DecoderRun> {
+            if (const DecoderRun* run = self.decoder_run()) return *run;
+            return std::nullopt;
+          },
+          "DecoderRun of a --model measurement, or None.")
       .def_readonly("phases", &Measurement::phases, "PhaseRow list, in order.")
       .def_readonly("timing", &Measurement::timing,
                     "TimingSummary: spread of the warm repeats' host and GPU event times, with "

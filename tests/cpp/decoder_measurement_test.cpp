@@ -162,8 +162,8 @@ TEST_F(DecoderMeasurement, RunReportWithTokensLogitsHashAndWarmRates) {
   };
   backend_ = std::make_shared<FakeBackend>(script);
   const Measurement m = measure();
-  ASSERT_TRUE(m.decoder_run.has_value());
-  const DecoderRun& run = *m.decoder_run;
+  ASSERT_NE(m.decoder_run(), nullptr);
+  const DecoderRun& run = *m.decoder_run();
   EXPECT_EQ(run.attention_backend, "test-double");
   EXPECT_EQ(run.first_sequence_tokens, (std::vector<std::int64_t>{1, 2, 3, 4}));  // the cold sequence's
   EXPECT_EQ(run.last_logits_sha256, kScriptedLogitsSha256);
@@ -207,9 +207,9 @@ TEST_F(DecoderMeasurement, FileIsValidAndRoundTrips) {
   ASSERT_TRUE(back.checkpoint.has_value());
   EXPECT_EQ(back.checkpoint->architecture.architecture, "LlamaForCausalLM");
   EXPECT_EQ(back.checkpoint->parameter_count, static_cast<std::int64_t>(checkpoint_.parameter_count()));
-  ASSERT_TRUE(back.decoder_run.has_value());
-  EXPECT_EQ(back.decoder_run->last_logits_sha256, kScriptedLogitsSha256);
-  EXPECT_EQ(back.decoder_run->first_sequence_tokens, m.decoder_run->first_sequence_tokens);
+  ASSERT_NE(back.decoder_run(), nullptr);
+  EXPECT_EQ(back.decoder_run()->last_logits_sha256, kScriptedLogitsSha256);
+  EXPECT_EQ(back.decoder_run()->first_sequence_tokens, m.decoder_run()->first_sequence_tokens);
   EXPECT_EQ(back.configuration.model, model_);
   EXPECT_EQ(back.configuration.new_tokens, 3);
 }
@@ -445,7 +445,7 @@ TEST_F(DecoderMeasurement, TheSameBackendThenMeasuresTheSyntheticMlp) {
   mlp.output = dir_.file("mlp.json");
   const Measurement m = PhaseMeasurer(backend_).measure(MeasureConfiguration::parse(mlp));
   EXPECT_TRUE(backend_->contract_breaches.empty());
-  EXPECT_FALSE(m.decoder_run.has_value());
+  EXPECT_EQ(m.decoder_run(), nullptr);
   EXPECT_FALSE(m.checkpoint.has_value());
   EXPECT_EQ(m.phases.size(), 5u + 1);  // model_load, inputs, cold_forward, warmup, warm_forward × 2
   RunReport report;

@@ -235,7 +235,7 @@ class CheckpointComparison : public ::testing::Test {
 
 TEST_F(CheckpointComparison, RowsComeFromTheCheckpointAndItsDecoderRows) {
   const Measurement a = measured_checkpoint(folder_, "1", "3"), b = measured_checkpoint(folder_, "2", "5");
-  ASSERT_TRUE(a.checkpoint && b.checkpoint && a.decoder_run && b.decoder_run);
+  ASSERT_TRUE(a.checkpoint && b.checkpoint && a.decoder_run() && b.decoder_run());
   const MeasurementComparison c = MeasurementComparison::of({"a.json", "b.json"}, {a, b});
   EXPECT_TRUE(c.checkpoints);
 
@@ -275,18 +275,18 @@ TEST_F(CheckpointComparison, RowsComeFromTheCheckpointAndItsDecoderRows) {
   EXPECT_GT(row(c, "peaks", "decode.peak_allocated_bytes").values[1].integer, 0u);
   EXPECT_EQ(row(c, "peaks", "end.reserved_bytes").values[1].integer, b.phases.back().end.reserved_bytes);
   const ComparisonRow& used = row(c, "peaks", "device_used_bytes");
-  ASSERT_TRUE(a.decoder_run->device_used_bytes.has_value());
-  EXPECT_EQ(used.values[0].integer, *a.decoder_run->device_used_bytes);
+  ASSERT_TRUE(a.decoder_run()->device_used_bytes.has_value());
+  EXPECT_EQ(used.values[0].integer, *a.decoder_run()->device_used_bytes);
 
   // Rates: the run reports' own figures, with ratios.
   const ComparisonRow& decode = row(c, "times", "decode_tokens_per_second");
   EXPECT_EQ(decode.unit, "tokens_per_second");
   EXPECT_EQ(decode.values[0].kind, ComparedValue::Kind::kRate);
-  EXPECT_EQ(decode.values[0].number, *a.decoder_run->decode_tokens_per_second);
-  EXPECT_EQ(decode.values[1].number, *b.decoder_run->decode_tokens_per_second);
-  EXPECT_DOUBLE_EQ(*decode.ratios[1], *b.decoder_run->decode_tokens_per_second / *a.decoder_run->decode_tokens_per_second);
-  EXPECT_EQ(row(c, "times", "prefill_tokens_per_second").values[1].number, *b.decoder_run->prefill_tokens_per_second);
-  EXPECT_EQ(row(c, "times", "time_to_first_token").values[0].number, *a.decoder_run->time_to_first_token_seconds);
+  EXPECT_EQ(decode.values[0].number, *a.decoder_run()->decode_tokens_per_second);
+  EXPECT_EQ(decode.values[1].number, *b.decoder_run()->decode_tokens_per_second);
+  EXPECT_DOUBLE_EQ(*decode.ratios[1], *b.decoder_run()->decode_tokens_per_second / *a.decoder_run()->decode_tokens_per_second);
+  EXPECT_EQ(row(c, "times", "prefill_tokens_per_second").values[1].number, *b.decoder_run()->prefill_tokens_per_second);
+  EXPECT_EQ(row(c, "times", "time_to_first_token").values[0].number, *a.decoder_run()->time_to_first_token_seconds);
   EXPECT_EQ(row(c, "times", "warm_repeats").values[1].integer, 10u);  // 2 warm sequences × 5 steps
 
   ASSERT_EQ(c.findings.size(), 1u);

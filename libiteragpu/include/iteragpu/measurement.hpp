@@ -4,6 +4,7 @@
 // worker process), read back by Measurement::read: the one reader of measurement files.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "iteragpu/memory_predictor.hpp"
 #include "iteragpu/phase_row.hpp"
 #include "iteragpu/timing_statistics.hpp"
+#include "iteragpu/workload_run.hpp"
 
 namespace iteragpu {
 
@@ -32,20 +34,7 @@ class NotAMeasurement : public DataFileError {
   std::string problem_;
 };
 
-// What a checkpoint's run produced besides the counters (the decoder workload only).
-struct DecoderRun {
-  std::string attention_backend;                    // the SDPA kernel PyTorch chose
-  std::vector<std::int64_t> first_sequence_tokens;  // batch row 0's greedy tokens, cold sequence
-  std::string last_logits_sha256;  // batch row 0's logits of the cold sequence's last step, as stored
-  // Device memory in use as the driver reports it at the end (cudaMemGetInfo): the CUDA
-  // context, libraries and allocator segments, beside the allocator's own counters.
-  std::optional<std::uint64_t> device_used_bytes;
-  // From the warm sequences' medians (host clock): the prefill's time, batch × context over it,
-  // batch over a decode step's time.
-  std::optional<double> time_to_first_token_seconds;
-  std::optional<double> prefill_tokens_per_second;
-  std::optional<double> decode_tokens_per_second;
-};
+class Workload;  // what ran inside the phases (libiteragpu/src/workload/workload.hpp), opaque here
 
 struct Measurement {
   EnvironmentReport environment;
@@ -58,9 +47,18 @@ struct Measurement {
   // Spread of the warm repeats' host and GPU event times, with warnings (a checkpoint: its warm
   // decode steps).
   TimingSummary timing;
-  std::optional<DecoderRun> decoder_run;
   // The checkpoint a --model measurement ran (its `model` is then unused).
   std::optional<CheckpointRecord> checkpoint;
+  // What the workload's run produced besides the rows, as the workload records it (a
+  // checkpoint's tokens, rates and device memory); null when it keeps none.
+  std::shared_ptr<const WorkloadRun> run;
+  // The workload the measurement ran, or the one its file describes: what writes its sections
+  // of the file and the text. Null in a Measurement built by hand: found from the
+  // configuration when needed.
+  std::shared_ptr<const Workload> workload;
+
+  // The decoder workload's record; null for any other.
+  const DecoderRun* decoder_run() const { return dynamic_cast<const DecoderRun*>(run.get()); }
 
   // The prediction for phases[index]; null when there is none.
   const PhasePrediction* predicted_row(std::size_t index) const;

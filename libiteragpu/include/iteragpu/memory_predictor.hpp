@@ -8,6 +8,7 @@
 // protocol against that model.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +73,8 @@ struct PhasePrediction {
   bool lower_bound = false;
 };
 
+class Workload;  // what the prediction ran (libiteragpu/src/workload/workload.hpp), opaque here
+
 struct MemoryPrediction {
   MeasureConfiguration configuration;  // output ignored
   SyntheticModel model;                // the synthetic MLP's; empty for a checkpoint
@@ -87,6 +90,9 @@ struct MemoryPrediction {
   // What was predicted, as the text's first line says it: "Linear(64→256) → GELU →
   // Linear(256→64), float32, input [1, 16, 64]", or the checkpoint's architecture and input.
   std::string heading;
+  // The workload predicted, which describes itself in the text and JSON; null in a prediction
+  // built by hand or read back from a measurement file: found from the configuration.
+  std::shared_ptr<const Workload> workload;
 
   std::string to_json() const;  // schema "iteragpu.prediction"
   std::string to_text() const;

@@ -108,7 +108,7 @@ const DecoderArchitecture& architecture_of(const Measurement& x) { return x.chec
 // The run's report figure `member`, absent when the file has no run report.
 template <typename T>
 std::optional<T> run_figure(const Measurement& x, std::optional<T> DecoderRun::*member) {
-  return x.decoder_run ? x.decoder_run.value().*member : std::nullopt;
+  return x.decoder_run() ? x.decoder_run()->*member : std::nullopt;
 }
 
 ComparisonSection configuration_section(const std::vector<Measurement>& m) {

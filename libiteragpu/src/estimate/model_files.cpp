@@ -39,14 +39,30 @@ class LocalFolder final : public ModelFiles {
     std::sort(names.begin(), names.end());
     return names;
   }
+  // A file read once is there for the rest of the process, as it was read.
   bool has(const std::string& name) const override {
+    {
+      const std::lock_guard<std::mutex> lock(texts_mutex_);
+      for (const auto& [key, text] : texts_)
+        if (key.first == name) return true;
+    }
     struct stat info {};
     return ::stat(display(name).c_str(), &info) == 0;
   }
   std::string display(const std::string& name) const override { return joined(folder_, name); }
   std::string display_whole() const override { return folder_.empty() ? "." : folder_; }
+  // Read once: every reader of a configuration (its checks, the workload, the predictor, the
+  // measurer) asks for config.json again, and the process reads the file the first time only.
   std::string read_text(const std::string& name, const std::string& what, std::uint64_t limit) const override {
-    return read_input_file(display(name), what, limit);
+    const std::pair<std::string, std::uint64_t> key{name, limit};
+    {
+      const std::lock_guard<std::mutex> lock(texts_mutex_);
+      const auto read = texts_.find(key);
+      if (read != texts_.end()) return read->second;
+    }
+    std::string text = read_input_file(display(name), what, limit);  // throws: nothing kept
+    const std::lock_guard<std::mutex> lock(texts_mutex_);
+    return texts_.emplace(key, std::move(text)).first->second;
   }
   CheckpointShardFile read_shard_once(const std::string& name, const std::string& what) const override {
     const InputFile file(display(name), what);
@@ -61,6 +77,8 @@ class LocalFolder final : public ModelFiles {
 
  private:
   std::string folder_;
+  mutable std::mutex texts_mutex_;
+  mutable std::map<std::pair<std::string, std::uint64_t>, std::string> texts_;
 };
 
 class FetchedFiles final : public ModelFiles {

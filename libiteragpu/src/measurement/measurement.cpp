@@ -31,53 +31,6 @@
 namespace iteragpu {
 namespace {
 
-// What the rows of a checkpoint's run mean, in place of the synthetic MLP's forward notes.
-std::vector<std::string> checkpoint_notes() {
-  return {
-      "allocated_bytes is part of reserved_bytes: never add them.",
-      "peak_allocated_bytes and peak_reserved_bytes are separate maxima over the phase (the "
-      "peaks are reset at its start): never subtract one from the other.",
-      "The counters cover this process's LibTorch caching allocator on the selected GPU only; "
-      "device_used_bytes (cudaMemGetInfo at the end) is what the card holds besides: the CUDA "
-      "context, libraries, the allocator's segments and any other process.",
-      "host_seconds is host wall-clock time around the phase's work and the synchronization "
-      "that ends it; gpu_event_seconds is the time between GPU events recorded around it.",
-      "weights_load reads the safetensors files and copies each tensor to the GPU, after one "
-      "allocation of the weights' bytes as transformers' caching_allocator_warmup makes. Each "
-      "sequence starts with an empty KV cache (the previous one is freed before its prefill); "
-      "a prefill row ends holding the cache and the greedy token; each decode row adds one "
-      "position to the cache. The cold sequence is the first after loading; warm rows give the "
-      "timing statistics.",
-      "Inference only, one GPU, no quantization, no tokenizer: token ids are random, uniform "
-      "over the vocabulary, from the seed.",
-      "The figures depend on the allocator and the software versions: keep the environment "
-      "section with the results.",
-  };
-}
-
-std::vector<std::string> measurement_notes() {
-  return {
-      "allocated_bytes is part of reserved_bytes: never add them.",
-      "peak_allocated_bytes and peak_reserved_bytes are separate maxima over the phase (the "
-      "peaks are reset at its start): never subtract one from the other.",
-      "The counters cover this process's LibTorch caching allocator on the selected GPU only: "
-      "not the whole GPU memory, the driver or CUDA context, other processes or other GPUs.",
-      "host_seconds is host wall-clock time around the phase's work and the synchronization "
-      "that ends it: it includes host overhead and synchronization and is not isolated kernel "
-      "time. gpu_event_seconds is the time between GPU events recorded around the same work "
-      "(GPU event time, not host time); null when the backend has no GPU timer.",
-      "Each forward's output is still alive when its phase ends (it counts in the end values) "
-      "and is released before the next forward; weights and inputs persist across forwards; "
-      "the allocator cache is never emptied.",
-      "model_load includes building and initialising the model on the CPU; its memory counters "
-      "are the GPU's only. cold_forward is the first forward after device, generator and inputs "
-      "are initialised, not a machine or driver cold start.",
-      "Inference only: no gradients, autocast, optimizer, quantization or multi-GPU split.",
-      "The figures depend on the allocator and the software versions: keep the environment "
-      "section with the results.",
-  };
-}
-
 void write_spread(JsonWriter& json, const SpreadStatistics& spread) {
   json.begin_object()
       .key("count").value(spread.count)
@@ -106,63 +59,6 @@ void write_timing(JsonWriter& json, const TimingSummary& timing) {
     json.begin_object().key("code").value(warning.code).key("clock").value(warning.clock)
         .key("message").value(warning.message).end_object();
   json.end_array().end_object();
-}
-
-void write_optional(JsonWriter& json, const char* key, const std::optional<double>& value) {
-  json.key(key);
-  if (value) {
-    json.value(*value);
-  } else {
-    json.null();
-  }
-}
-
-void write_decoder_run(JsonWriter& json, const DecoderRun& run) {
-  json.key("decoder_run").begin_object()
-      .key("attention_backend").value(run.attention_backend)
-      .key("first_sequence_tokens").begin_array();
-  for (std::int64_t token : run.first_sequence_tokens) json.value(token);
-  json.end_array().key("last_logits_sha256").value(run.last_logits_sha256).key("device_used_bytes");
-  if (run.device_used_bytes) {
-    json.value(*run.device_used_bytes);
-  } else {
-    json.null();
-  }
-  write_optional(json, "time_to_first_token_seconds", run.time_to_first_token_seconds);
-  write_optional(json, "prefill_tokens_per_second", run.prefill_tokens_per_second);
-  write_optional(json, "decode_tokens_per_second", run.decode_tokens_per_second);
-  json.end_object();
-}
-
-DecoderRun read_decoder_run(const JsonObjectReader& json) {
-  DecoderRun run;
-  json.read("attention_backend", run.attention_backend).read("last_logits_sha256", run.last_logits_sha256);
-  run.first_sequence_tokens = json.int64s("first_sequence_tokens");
-  run.device_used_bytes = json.uint64_or_null("device_used_bytes");
-  run.time_to_first_token_seconds = json.number_or_null("time_to_first_token_seconds");
-  run.prefill_tokens_per_second = json.number_or_null("prefill_tokens_per_second");
-  run.decode_tokens_per_second = json.number_or_null("decode_tokens_per_second");
-  return run;
-}
-
-std::string decoder_run_text(const DecoderRun& run) {
-  char line[256];
-  std::string text = "\nCheckpoint run:\n  attention (SDPA backend chosen): " + printable(run.attention_backend) + "\n";
-  auto figure = [&](const char* label, const std::optional<double>& value, const char* format) {
-    if (!value) return;
-    std::snprintf(line, sizeof line, format, *value);
-    text += std::string("  ") + label + ": " + line + "\n";
-  };
-  figure("time to first token (warm prefill, host median)", run.time_to_first_token_seconds, "%.6f s");
-  figure("prefill", run.prefill_tokens_per_second, "%.1f tokens/s");
-  figure("decode", run.decode_tokens_per_second, "%.1f tokens/s");
-  if (run.device_used_bytes)
-    text += "  device memory in use at the end (cudaMemGetInfo, the CUDA context and libraries included, "
-            "not the allocator's counter): " + std::to_string(*run.device_used_bytes) + " bytes\n";
-  text += "  first sequence's tokens (batch row 0):";
-  for (std::int64_t token : run.first_sequence_tokens) text += " " + std::to_string(token);
-  text += "\n  last logits (batch row 0, cold sequence's last step) SHA-256: " + run.last_logits_sha256 + "\n";
-  return text;
 }
 
 // The spread of the warm repeats, a row per clock, then the warnings.
@@ -194,23 +90,21 @@ std::string format_milliseconds(const std::optional<double>& seconds) {
   return text;
 }
 
-// The workload a measurement describes: its recorded checkpoint, else the synthetic MLP its
-// configuration gives.
-std::unique_ptr<const Workload> workload_of(const Measurement& measurement) {
+// The workload a measurement ran or describes; for one built by hand, its recorded checkpoint,
+// else the synthetic MLP its configuration gives.
+std::shared_ptr<const Workload> workload_of(const Measurement& measurement) {
+  if (measurement.workload) return measurement.workload;
   if (measurement.checkpoint) return recorded_decoder_workload(measurement.configuration, *measurement.checkpoint);
   return workload_for(measurement.configuration);
 }
 
 // The workload follows from the configuration; the file's description of it must say the same.
-std::unique_ptr<const Workload> derived_workload(const MeasureConfiguration& request,
+std::shared_ptr<const Workload> derived_workload(const MeasureConfiguration& request,
                                                  const JsonObjectReader& configuration,
                                                  const JsonObjectReader& document) {
-  std::unique_ptr<const Workload> workload;
+  std::shared_ptr<const Workload> workload;
   try {
-    // A checkpoint is described by what the file recorded: its folder may not be here.
-    workload = request.model.empty()
-                   ? workload_for(request)
-                   : recorded_decoder_workload(request, read_checkpoint_record(document.object("decoder_model")));
+    workload = workload_kind_of(request).recorded(request, document);
   } catch (const UsageError& error) {
     configuration.fail(error.field(), error.reason());
   }
@@ -272,6 +166,7 @@ MemoryPrediction read_prediction(const JsonObjectReader& json, const std::vector
   MemoryPrediction prediction;
   prediction.configuration = measurement.configuration;
   prediction.model = measurement.model;
+  prediction.workload = measurement.workload;
   PredictionTarget& target = prediction.target;
   if (!parse_compute_capability(json.text("compute_capability"), target.compute_capability_major,
                                 target.compute_capability_minor))
@@ -328,14 +223,15 @@ Measurement read_measurement_document(const std::string& text, const std::string
   if (measurement.configuration.device != measurement.environment.selected_device)
     configuration.fail("device", measurement.configuration.device + " is not the environment's selected device " +
                                      measurement.environment.selected_device);
-  const std::unique_ptr<const Workload> workload = derived_workload(measurement.configuration, configuration, json);
+  measurement.workload = derived_workload(measurement.configuration, configuration, json);
+  const Workload& workload = *measurement.workload;
   if (measurement.configuration.model.empty()) measurement.model = SyntheticModel::from(measurement.configuration);
-  measurement.checkpoint = workload->checkpoint_record();
-  if (json.has("decoder_run")) measurement.decoder_run = read_decoder_run(json.object("decoder_run"));
+  measurement.checkpoint = workload.checkpoint_record();
+  measurement.run = workload.read_run(json);
 
   const std::vector<JsonObjectReader> rows = json.objects("phases");
   for (const JsonObjectReader& row : rows) measurement.phases.push_back(read_phase_row_members(row));
-  check_row_sequence(measurement.phases, measurement.configuration, *workload, json);
+  check_row_sequence(measurement.phases, measurement.configuration, workload, json);
 
   // Files written before 2026-12-04 have no prediction and no timing section: the timing
   // summary is the statistics of their warm rows, computed as the measurement computes it.
@@ -366,7 +262,8 @@ std::string Measurement::to_json() const {
 
   write_measure_configuration(json, "device", configuration);
 
-  workload_of(*this)->write_json(json);
+  const std::shared_ptr<const Workload> workload = workload_of(*this);
+  workload->write_json(json);
 
   json.key("prediction");
   if (prediction) {
@@ -406,8 +303,8 @@ std::string Measurement::to_json() const {
   }
   json.end_array();
   write_timing(json, timing);
-  if (decoder_run) write_decoder_run(json, *decoder_run);
-  json.key("notes").value(checkpoint ? checkpoint_notes() : measurement_notes());
+  if (run) workload->write_run_json(json, *run);
+  json.key("notes").value(workload->notes());
   return json.finish();
 }
 
@@ -443,10 +340,8 @@ namespace {
 
 // The prediction beside the measured rows: how many counters it got exactly, and each one it
 // did not, with the difference.
-std::string prediction_text(const Measurement& measurement) {
-  if (!measurement.prediction && measurement.checkpoint)
-    return "\nPrediction: none (the allocator counters of a checkpoint are not predicted yet).\n";
-  if (!measurement.prediction) return "\nPrediction: none (the allocator rules describe CUDA builds only).\n";
+std::string prediction_text(const Measurement& measurement, const Workload& workload) {
+  if (!measurement.prediction) return "\nPrediction: none (" + workload.no_prediction_reason() + ").\n";
   const MemoryPrediction& prediction = *measurement.prediction;
   std::string text = "\nPrediction (made before the GPU was touched; workspaces " +
                      prediction.target.workspace_source + "): " +
@@ -489,12 +384,13 @@ std::string Measurement::to_text() const {
   std::string text = "Measurement on " + printable(configuration.device) + gpu_name;
   if (environment.stack) text += ", LibTorch " + printable(environment.stack->torch_version);
   if (environment.from_test_double()) text += "\n" + std::string(kTestDoubleMark);
-  text += "\n" + workload_of(*this)->measurement_text() + "; warmup " +
+  const std::shared_ptr<const Workload> workload = workload_of(*this);
+  text += "\n" + workload->measurement_text() + "; warmup " +
           std::to_string(configuration.warmup) + ", repeats " +
           std::to_string(configuration.repeats) + ", seed " + std::to_string(configuration.seed) + "\n\n";
   char middle[512];
   std::snprintf(middle, sizeof middle, " %8s %12s %12s", "forwards", "host ms", "GPU event ms");
-  const int phase_width = checkpoint ? 18 : 13;  // "warmup decode 16"
+  const int phase_width = workload->phase_column_width();
   text += phase_table_header(middle, phase_width);
   for (const PhaseRow& row : phases) {
     std::snprintf(middle, sizeof middle, " %8d %12.3f %12s", row.forwards, row.host_seconds * 1000.0,
@@ -507,10 +403,10 @@ std::string Measurement::to_text() const {
     peaks.push_back({peak_row_label(row.phase, row.sequence, row.step, row.repeat), row.end, "", ""});
   text += "\n" + peak_summary_lines(peaks);
   text += timing_text(timing);
-  if (decoder_run) text += decoder_run_text(*decoder_run);
-  text += prediction_text(*this);
+  if (run) text += workload->run_text(*run);
+  text += prediction_text(*this, *workload);
   text += "\nBytes are this process's caching-allocator counters on the selected GPU. Notes:\n";
-  for (const auto& note : checkpoint ? checkpoint_notes() : measurement_notes()) text += "  - " + note + "\n";
+  for (const auto& note : workload->notes()) text += "  - " + note + "\n";
   return text;
 }
 

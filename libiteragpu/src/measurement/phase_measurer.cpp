@@ -2,7 +2,6 @@
 // phase protocol run with the workload the configuration asks for, and the file published.
 
 #include "iteragpu/phase_measurer.hpp"
-#include "workload/decoder_workload.hpp"
 
 #include <atomic>
 #include <memory>
@@ -11,7 +10,6 @@
 #include "iteragpu/error.hpp"
 #include "mechanics/atomic_output_file.hpp"
 #include "mechanics/backend_loader.hpp"
-#include "mechanics/sha256.hpp"
 #include "protocol/phase_protocol.hpp"
 #include "workload/workload.hpp"
 
@@ -60,37 +58,11 @@ std::optional<MemoryPrediction> predict_for(const MeasureConfiguration& request,
   return MemoryPredictor::predict(request, PredictionTarget::from_environment(environment));
 }
 
-// The checkpoint run's report (tokens, logits, attention backend, device memory in use) and
-// its rates from the warm sequences' median host times (the warm decode steps' are the
-// measurement's timing summary).
-DecoderRun decoder_run_of(Backend& backend, const MeasureConfiguration& request, const std::vector<PhaseRow>& rows,
-                          const TimingSummary& warm_decode_steps) {
-  RunReport report;
-  const BackendStatus status = backend.run_report(report);
-  if (!status.ok()) throw MeasurementFailed("the backend gave no report of the checkpoint run: " + status.message);
-  DecoderRun run;
-  run.attention_backend = report.attention_backend;
-  run.first_sequence_tokens = report.first_sequence_tokens;
-  run.last_logits_sha256 = sha256_hex(report.last_logits_bytes);
-  run.device_used_bytes = report.device_used_bytes;
-  std::vector<double> prefill;
-  for (const PhaseRow& row : rows)
-    if (row.sequence == "warm" && row.phase == "prefill") prefill.push_back(row.host_seconds);
-  if (!prefill.empty()) {
-    const double seconds = SpreadStatistics::of(prefill).median;
-    run.time_to_first_token_seconds = seconds;
-    if (seconds > 0) run.prefill_tokens_per_second = static_cast<double>(request.batch * request.context) / seconds;
-  }
-  const double decode_step = warm_decode_steps.host_seconds.median;
-  if (warm_decode_steps.warm_repeats > 0 && decode_step > 0)
-    run.decode_tokens_per_second = static_cast<double>(request.batch) / decode_step;
-  return run;
-}
-
 Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
                          const MeasureConfiguration& request, const PhaseProgress& progress) {
   Measurement measurement;
-  const std::unique_ptr<const Workload> workload = workload_for(request);
+  const std::shared_ptr<const Workload> workload = workload_for(request);
+  measurement.workload = workload;
   if (request.model.empty()) measurement.model = SyntheticModel::from(request);
   measurement.checkpoint = workload->checkpoint_record();
   measurement.configuration = request;
@@ -115,8 +87,7 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
     throw_if_interrupted(("after phase " + measurement.phases.back().phase).c_str());
   });
   measurement.timing = summarize_warm_repeats(measurement.phases);
-  if (!request.model.empty())
-    measurement.decoder_run = decoder_run_of(*backend, request, measurement.phases, measurement.timing);
+  measurement.run = workload->run_record(*backend, measurement.phases, measurement.timing);
   return measurement;
 }
 

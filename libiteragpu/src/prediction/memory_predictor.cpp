@@ -343,11 +343,18 @@ PredictionTarget PredictionTarget::resolve(const std::string& device,
 
 namespace {
 
+// The workload a prediction was made for; found again from the configuration for one built by hand.
+std::shared_ptr<const Workload> workload_of(const MemoryPrediction& prediction) {
+  if (prediction.workload) return prediction.workload;
+  return workload_for(prediction.configuration);
+}
+
 // The prediction of a checked request; CountBeyondLimit where a count reaches 2^62.
 MemoryPrediction predict_checked(const MeasureConfiguration& request, const PredictionTarget& target) {
-  const std::unique_ptr<const Workload> workload = workload_for(request);
+  const std::shared_ptr<const Workload> workload = workload_for(request);
   if (!workload->predictable()) throw UsageError("model", workload->prediction_refusal());
   MemoryPrediction prediction;
+  prediction.workload = workload;
   if (request.model.empty()) prediction.model = SyntheticModel::from(request);
   prediction.parameter_bytes = workload->parameter_bytes();
   prediction.input_bytes = workload->input_bytes();
@@ -416,7 +423,7 @@ std::string MemoryPrediction::to_json() const {
   }
   json.end_array();
   json.key("caveats").value(caveats);
-  json.key("rules").value(prediction_rules(*workload_for(configuration)));
+  json.key("rules").value(prediction_rules(*workload_of(*this)));
   json.key("notes").value(std::vector<std::string>{
       "Predicted counters of this process's PyTorch caching allocator on one GPU, for the "
       "measurement protocol of `iteragpu measure` with the same options; not the whole GPU "
@@ -426,7 +433,7 @@ std::string MemoryPrediction::to_json() const {
 }
 
 std::string MemoryPrediction::to_text() const {
-  const std::unique_ptr<const Workload> workload = workload_for(configuration);
+  const std::shared_ptr<const Workload> workload = workload_of(*this);
   std::string text = "Predicted memory for " + workload->heading() + "\n" + configuration.model_origin().heading_line();
   text += "GPU: " + (target.gpu_name.empty() ? std::string("compute capability ")
                                              : printable(target.gpu_name) + ", compute capability ") +
@@ -435,7 +442,7 @@ std::string MemoryPrediction::to_text() const {
           bytes_and_size(target.cublaslt_workspace_bytes) +
           (cublaslt_used ? "" : " (not used: no bias-fused cuBLASLt GEMM)") + " (" +
           target.workspace_source + ")\n\n";
-  const int phase_width = configuration.model.empty() ? 13 : 18;  // "warmup decode 16"
+  const int phase_width = workload->phase_column_width();
   text += phase_table_header("", phase_width);
   bool lower_bounds = false, may_differ = false;
   for (const PhasePrediction& row : phases) {

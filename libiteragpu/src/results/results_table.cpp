@@ -286,7 +286,7 @@ std::vector<ResultRow> parse_rows(const CsvTable& table, const Catalog& catalog,
 
 std::optional<MeasuredDecodeRate> measured_decode_rate(const Measurement& measurement) {
   const std::optional<double> rate =
-      measurement.decoder_run ? measurement.decoder_run->decode_tokens_per_second : std::nullopt;
+      measurement.decoder_run() ? measurement.decoder_run()->decode_tokens_per_second : std::nullopt;
   if (!measurement.checkpoint || !rate || !std::isfinite(*rate) || !(*rate > 0)) return std::nullopt;
   MeasuredDecodeRate decode;
   decode.architecture = measurement.checkpoint->architecture.architecture;

@@ -7,6 +7,9 @@
 
 #include "workload/decoder_workload.hpp"
 
+#include <cstdio>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,7 @@
 #include "estimate/model_files.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/printable_text.hpp"
+#include "mechanics/sha256.hpp"
 #include "workload/decoder_allocations.hpp"
 #include "workload/decoder_config.hpp"
 #include "workload/configuration_bounds.hpp"
@@ -229,7 +233,123 @@ class DecoderWorkload final : public Workload {
       configuration.fail("hidden", "is not the checkpoint's intermediate_size");
   }
 
+  // What the rows of a checkpoint's run mean, in place of the synthetic MLP's forward notes.
+  std::vector<std::string> notes() const override {
+    return {
+        "allocated_bytes is part of reserved_bytes: never add them.",
+        "peak_allocated_bytes and peak_reserved_bytes are separate maxima over the phase (the "
+        "peaks are reset at its start): never subtract one from the other.",
+        "The counters cover this process's LibTorch caching allocator on the selected GPU only; "
+        "device_used_bytes (cudaMemGetInfo at the end) is what the card holds besides: the CUDA "
+        "context, libraries, the allocator's segments and any other process.",
+        "host_seconds is host wall-clock time around the phase's work and the synchronization "
+        "that ends it; gpu_event_seconds is the time between GPU events recorded around it.",
+        "weights_load reads the safetensors files and copies each tensor to the GPU, after one "
+        "allocation of the weights' bytes as transformers' caching_allocator_warmup makes. Each "
+        "sequence starts with an empty KV cache (the previous one is freed before its prefill); "
+        "a prefill row ends holding the cache and the greedy token; each decode row adds one "
+        "position to the cache. The cold sequence is the first after loading; warm rows give the "
+        "timing statistics.",
+        "Inference only, one GPU, no quantization, no tokenizer: token ids are random, uniform "
+        "over the vocabulary, from the seed.",
+        "The figures depend on the allocator and the software versions: keep the environment "
+        "section with the results.",
+    };
+  }
+  int phase_column_width() const override { return 18; }  // "warmup decode 16"
+  std::string no_prediction_reason() const override {
+    return "the allocator counters of a checkpoint are not predicted yet";
+  }
+
+  // The backend's report (tokens, logits, attention backend, device memory in use) and the
+  // rates from the warm sequences' median host times (the warm decode steps' are the
+  // measurement's timing summary).
+  std::shared_ptr<const WorkloadRun> run_record(Backend& backend, const std::vector<PhaseRow>& rows,
+                                                const TimingSummary& warm_decode_steps) const override {
+    RunReport report;
+    const BackendStatus status = backend.run_report(report);
+    if (!status.ok()) throw MeasurementFailed("the backend gave no report of the checkpoint run: " + status.message);
+    auto run = std::make_shared<DecoderRun>();
+    run->attention_backend = report.attention_backend;
+    run->first_sequence_tokens = report.first_sequence_tokens;
+    run->last_logits_sha256 = sha256_hex(report.last_logits_bytes);
+    run->device_used_bytes = report.device_used_bytes;
+    std::vector<double> prefill;
+    for (const PhaseRow& row : rows)
+      if (row.sequence == "warm" && row.phase == "prefill") prefill.push_back(row.host_seconds);
+    if (!prefill.empty()) {
+      const double seconds = SpreadStatistics::of(prefill).median;
+      run->time_to_first_token_seconds = seconds;
+      if (seconds > 0) run->prefill_tokens_per_second = static_cast<double>(batch_ * context_) / seconds;
+    }
+    const double decode_step = warm_decode_steps.host_seconds.median;
+    if (warm_decode_steps.warm_repeats > 0 && decode_step > 0)
+      run->decode_tokens_per_second = static_cast<double>(batch_) / decode_step;
+    return run;
+  }
+
+  void write_run_json(JsonWriter& json, const WorkloadRun& record) const override {
+    const DecoderRun& run = dynamic_cast<const DecoderRun&>(record);
+    json.key("decoder_run").begin_object()
+        .key("attention_backend").value(run.attention_backend)
+        .key("first_sequence_tokens").begin_array();
+    for (std::int64_t token : run.first_sequence_tokens) json.value(token);
+    json.end_array().key("last_logits_sha256").value(run.last_logits_sha256).key("device_used_bytes");
+    if (run.device_used_bytes) {
+      json.value(*run.device_used_bytes);
+    } else {
+      json.null();
+    }
+    write_optional(json, "time_to_first_token_seconds", run.time_to_first_token_seconds);
+    write_optional(json, "prefill_tokens_per_second", run.prefill_tokens_per_second);
+    write_optional(json, "decode_tokens_per_second", run.decode_tokens_per_second);
+    json.end_object();
+  }
+
+  std::shared_ptr<const WorkloadRun> read_run(const JsonObjectReader& document) const override {
+    if (!document.has("decoder_run")) return nullptr;
+    const JsonObjectReader json = document.object("decoder_run");
+    auto run = std::make_shared<DecoderRun>();
+    json.read("attention_backend", run->attention_backend).read("last_logits_sha256", run->last_logits_sha256);
+    run->first_sequence_tokens = json.int64s("first_sequence_tokens");
+    run->device_used_bytes = json.uint64_or_null("device_used_bytes");
+    run->time_to_first_token_seconds = json.number_or_null("time_to_first_token_seconds");
+    run->prefill_tokens_per_second = json.number_or_null("prefill_tokens_per_second");
+    run->decode_tokens_per_second = json.number_or_null("decode_tokens_per_second");
+    return run;
+  }
+
+  std::string run_text(const WorkloadRun& record) const override {
+    const DecoderRun& run = dynamic_cast<const DecoderRun&>(record);
+    char line[256];
+    std::string text = "\nCheckpoint run:\n  attention (SDPA backend chosen): " + printable(run.attention_backend) + "\n";
+    auto figure = [&](const char* label, const std::optional<double>& value, const char* format) {
+      if (!value) return;
+      std::snprintf(line, sizeof line, format, *value);
+      text += std::string("  ") + label + ": " + line + "\n";
+    };
+    figure("time to first token (warm prefill, host median)", run.time_to_first_token_seconds, "%.6f s");
+    figure("prefill", run.prefill_tokens_per_second, "%.1f tokens/s");
+    figure("decode", run.decode_tokens_per_second, "%.1f tokens/s");
+    if (run.device_used_bytes)
+      text += "  device memory in use at the end (cudaMemGetInfo, the CUDA context and libraries included, "
+              "not the allocator's counter): " + std::to_string(*run.device_used_bytes) + " bytes\n";
+    text += "  first sequence's tokens (batch row 0):";
+    for (std::int64_t token : run.first_sequence_tokens) text += " " + std::to_string(token);
+    text += "\n  last logits (batch row 0, cold sequence's last step) SHA-256: " + run.last_logits_sha256 + "\n";
+    return text;
+  }
+
  private:
+  static void write_optional(JsonWriter& json, const char* key, const std::optional<double>& value) {
+    json.key(key);
+    if (value) {
+      json.value(*value);
+    } else {
+      json.null();
+    }
+  }
+
   std::uint64_t dtype_bytes() const { return static_cast<std::uint64_t>(dtype_bytes_of(dtype_)); }
 
   std::string architecture_text() const {
@@ -277,6 +397,19 @@ std::unique_ptr<const Workload> decoder_workload_for(const MeasureConfiguration&
 std::unique_ptr<const Workload> recorded_decoder_workload(const MeasureConfiguration& configuration,
                                                           const CheckpointRecord& record) {
   return std::make_unique<DecoderWorkload>(record, std::vector<DecoderTensor>{}, configuration);
+}
+
+const WorkloadKind& decoder_workload_kind() {
+  static const WorkloadKind kind{
+      "decoder",
+      [](const MeasureConfiguration& configuration) { return !configuration.model.empty(); },
+      decoder_workload_for,
+      // A checkpoint is described by what the file recorded: its folder may not be here.
+      [](const MeasureConfiguration& configuration, const JsonObjectReader& document) {
+        return recorded_decoder_workload(configuration, read_checkpoint_record(document.object("decoder_model")));
+      },
+  };
+  return kind;
 }
 
 CheckpointRecord read_checkpoint_record(const JsonObjectReader& json) {

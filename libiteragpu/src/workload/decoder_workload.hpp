@@ -33,8 +33,5 @@ void resolve_decoder_configuration(MeasureConfiguration& configuration);
 // again, for a configuration read back from JSON).
 DecoderCheckpoint checkpoint_of(const MeasureConfiguration& configuration);
 
-// A measurement loads the weights: refused (UsageError "model") for a checked configuration
-// whose Hub id was read as headers only, with how to download it.
-void require_weights_here(const MeasureConfiguration& configuration);
 
 }  // namespace iteragpu

@@ -24,7 +24,6 @@
 
 #include "iteragpu/error.hpp"
 #include "workload/configuration_bounds.hpp"
-#include "workload/decoder_workload.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
@@ -202,6 +201,31 @@ class SyntheticMlp final : public Workload {
     if (written.int64s("output_shape") != shape) written.fail("output_shape", "differs from the configuration's");
   }
 
+  std::vector<std::string> notes() const override {
+    return {
+        "allocated_bytes is part of reserved_bytes: never add them.",
+        "peak_allocated_bytes and peak_reserved_bytes are separate maxima over the phase (the "
+        "peaks are reset at its start): never subtract one from the other.",
+        "The counters cover this process's LibTorch caching allocator on the selected GPU only: "
+        "not the whole GPU memory, the driver or CUDA context, other processes or other GPUs.",
+        "host_seconds is host wall-clock time around the phase's work and the synchronization "
+        "that ends it: it includes host overhead and synchronization and is not isolated kernel "
+        "time. gpu_event_seconds is the time between GPU events recorded around the same work "
+        "(GPU event time, not host time); null when the backend has no GPU timer.",
+        "Each forward's output is still alive when its phase ends (it counts in the end values) "
+        "and is released before the next forward; weights and inputs persist across forwards; "
+        "the allocator cache is never emptied.",
+        "model_load includes building and initialising the model on the CPU; its memory counters "
+        "are the GPU's only. cold_forward is the first forward after device, generator and inputs "
+        "are initialised, not a machine or driver cold start.",
+        "Inference only: no gradients, autocast, optimizer, quantization or multi-GPU split.",
+        "The figures depend on the allocator and the software versions: keep the environment "
+        "section with the results.",
+    };
+  }
+  int phase_column_width() const override { return 13; }  // "cold_forward"
+  std::string no_prediction_reason() const override { return "the allocator rules describe CUDA builds only"; }
+
  private:
   std::uint64_t bytes(std::int64_t elements) const {
     return static_cast<std::uint64_t>(elements) * static_cast<std::uint64_t>(model_.dtype_bytes);
@@ -239,9 +263,19 @@ SyntheticModel SyntheticModel::from(const MeasureConfiguration& request) {
 }
 
 
-std::unique_ptr<const Workload> workload_for(const MeasureConfiguration& configuration) {
-  if (!configuration.model.empty()) return decoder_workload_for(configuration);
-  return std::make_unique<SyntheticMlp>(SyntheticModel::from(configuration));
+const WorkloadKind& synthetic_mlp_kind() {
+  static const WorkloadKind kind{
+      "synthetic-mlp",
+      [](const MeasureConfiguration& configuration) { return configuration.model.empty(); },
+      [](const MeasureConfiguration& configuration) -> std::unique_ptr<const Workload> {
+        return std::make_unique<SyntheticMlp>(SyntheticModel::from(configuration));
+      },
+      // Its file's section follows from the configuration alone (check_json compares them).
+      [](const MeasureConfiguration& configuration, const JsonObjectReader&) -> std::unique_ptr<const Workload> {
+        return std::make_unique<SyntheticMlp>(SyntheticModel::from(configuration));
+      },
+  };
+  return kind;
 }
 
 }  // namespace iteragpu

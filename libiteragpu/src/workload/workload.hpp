@@ -1,10 +1,12 @@
 #pragma once
 // The seam between the measurement protocol and what runs inside its phases. A workload is
 // what a configuration asks to run: its tensors and forward (as the backend's ModelSpec), the
-// allocations its ops make (for the predictor), and its description in text and JSON (for
-// messages, the measurement file and its reader). The protocol, the predictor, the measurer,
-// the reader and the runner's summary use this interface only; the synthetic MLP
-// (synthetic_model.cpp) is the first implementation.
+// allocations its ops make (for the predictor), its description in text and JSON (for
+// messages, the measurement file and its reader) and the record of what its run produced. The
+// protocol, the predictor, the measurer, the reader and the runner's summary use this interface
+// only. Which workload a configuration asks for, and which one a measurement file describes, is
+// the registry's answer (workload_kinds() below, workload_registry.cpp): the synthetic MLP
+// (synthetic_model.cpp) and the decoder checkpoint (decoder_workload.cpp).
 
 #include <cstdint>
 #include <memory>
@@ -16,6 +18,8 @@
 #include "iteragpu/decoder_architecture.hpp"
 #include "iteragpu/measure_configuration.hpp"
 #include "iteragpu/phase_row.hpp"
+#include "iteragpu/timing_statistics.hpp"
+#include "iteragpu/workload_run.hpp"
 #include "mechanics/json_input.hpp"
 #include "mechanics/json_output.hpp"
 
@@ -122,9 +126,63 @@ class Workload {
   // Checks the section a measurement file wrote against this workload (the reader);
   // DataFileError naming the member that differs.
   virtual void check_json(const JsonObjectReader& document) const = 0;
+  // What a measurement file's notes and text's notes say its rows mean.
+  virtual std::vector<std::string> notes() const = 0;
+  // The width of the text's phase column ("cold_forward", "warmup decode 16").
+  virtual int phase_column_width() const = 0;
+  // Why a measurement's text shows no prediction, in parentheses.
+  virtual std::string no_prediction_reason() const = 0;
+
+  // The record of what the run produced besides the rows, after the phases, from the
+  // backend's report and the rows; null when the workload keeps none (the synthetic MLP).
+  // MeasurementFailed when the backend gives no report.
+  virtual std::shared_ptr<const WorkloadRun> run_record(Backend& backend, const std::vector<PhaseRow>& rows,
+                                                        const TimingSummary& warm_repeats) const {
+    (void)backend, (void)rows, (void)warm_repeats;
+    return nullptr;
+  }
+  // Its record in a measurement file and text, and read back (null when the file has none).
+  // `run` is a record this workload made or read.
+  virtual void write_run_json(JsonWriter& json, const WorkloadRun& run) const { (void)json, (void)run; }
+  virtual std::string run_text(const WorkloadRun& run) const {
+    (void)run;
+    return {};
+  }
+  virtual std::shared_ptr<const WorkloadRun> read_run(const JsonObjectReader& document) const {
+    (void)document;
+    return nullptr;
+  }
 };
+
+// One kind of workload as the registry knows it: its name (the backend plugin's module is
+// registered under the same name), which configurations ask for it, and how it is made from a
+// configuration and from a measurement file. A new workload is a new entry of workload_kinds().
+struct WorkloadKind {
+  const char* name;
+  // Whether a configuration (checked or read back from a file) asks for this workload.
+  bool (*asked_for)(const MeasureConfiguration& configuration);
+  // The workload a checked configuration asks for: reads its model's files (shared by every
+  // copy of the configuration, so read once) and checks the configuration against it
+  // (UsageError, DataFileError).
+  std::unique_ptr<const Workload> (*make)(const MeasureConfiguration& configuration);
+  // The workload a measurement file describes, from its configuration and its own section of
+  // the document, without the model's files (which may not be on this machine): it describes
+  // the run and cannot run it. UsageError for values that do not make one.
+  std::unique_ptr<const Workload> (*recorded)(const MeasureConfiguration& configuration,
+                                               const JsonObjectReader& document);
+};
+
+// Every workload, in the order the registry asks them; the last one asks for nothing in
+// particular (the synthetic MLP: a configuration without a model).
+const std::vector<WorkloadKind>& workload_kinds();
+// The kind a configuration asks for.
+const WorkloadKind& workload_kind_of(const MeasureConfiguration& configuration);
 
 // The workload a checked configuration asks for (UsageError when its values do not make one).
 std::unique_ptr<const Workload> workload_for(const MeasureConfiguration& configuration);
+
+// A measurement loads a model's weights: refused (UsageError "model") for a checked
+// configuration whose Hub id was read as headers only, with how to download it.
+void require_weights_here(const MeasureConfiguration& configuration);
 
 }  // namespace iteragpu
