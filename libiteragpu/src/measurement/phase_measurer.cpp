@@ -65,9 +65,10 @@ std::optional<MemoryPrediction> predict_for(const MeasureConfiguration& request,
 // measurement's timing summary).
 DecoderRun decoder_run_of(Backend& backend, const MeasureConfiguration& request, const std::vector<PhaseRow>& rows,
                           const TimingSummary& warm_decode_steps) {
-  RunReport report;
-  const BackendStatus status = backend.run_report(report);
+  std::string report_text;
+  const BackendStatus status = backend.run_report(report_text);
   if (!status.ok()) throw MeasurementFailed("the backend gave no report of the checkpoint run: " + status.message);
+  const DecoderRunReport report = read_decoder_run_report(report_text);
   DecoderRun run;
   run.attention_backend = report.attention_backend;
   run.first_sequence_tokens = report.first_sequence_tokens;

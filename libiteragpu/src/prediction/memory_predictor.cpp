@@ -18,6 +18,7 @@
 #include "protocol/phase_row_json.hpp"
 #include "workload/configuration_json.hpp"
 #include "workload/workload.hpp"
+#include "workload/workload_steps.hpp"
 #include "protocol/phase_protocol.hpp"
 #include "protocol/phase_table_text.hpp"
 #include "mechanics/quantity_parser.hpp"
@@ -166,7 +167,7 @@ class AllocatorModelBackend final : public Backend {
       : workload_(workload), allocator_(target, cublaslt_used), forwards_(workload.forward_allocations()) {}
 
   BackendStatus describe(int, StackReport&) override { return unsupported(); }
-  BackendStatus open(const ModelSpec&) override { return BackendStatus::Ok(); }
+  BackendStatus open(const WorkloadSpec&) override { return BackendStatus::Ok(); }
   BackendStatus synchronize() override { return BackendStatus::Ok(); }
   BackendStatus read_counters(AllocatorCounters& counters) override {
     counters = allocator_.allocator().counters();
@@ -180,20 +181,17 @@ class AllocatorModelBackend final : public Backend {
   BackendStatus stop_gpu_timer() override { return BackendStatus::Ok(); }
   BackendStatus gpu_timer_seconds(double&) override { return unsupported(); }
 
-  BackendStatus load_model() override {
-    return modelled([&] { workload_.allocate_model(allocator_); });
-  }
-  BackendStatus create_inputs() override {
-    return modelled([&] { workload_.allocate_inputs(allocator_); });
-  }
-  BackendStatus forward() override {
-    return modelled([&] { forwards_->forward(allocator_); });
+  BackendStatus run_step(const std::string& step) override {
+    if (step == kLoadModelStep) return modelled([&] { workload_.allocate_model(allocator_); });
+    if (step == kCreateInputsStep) return modelled([&] { workload_.allocate_inputs(allocator_); });
+    if (step == kForwardStep) return modelled([&] { forwards_->forward(allocator_); });
+    return {BackendStatus::Code::kUnsupported, "no allocations are modelled for the step " + step};
   }
   BackendStatus release_output() override {
     return modelled([&] { forwards_->release_output(allocator_); });
   }
   void close() override {}
-  BackendStatus run_report(RunReport&) override { return {BackendStatus::Code::kUnsupported, "a prediction"}; }
+  BackendStatus run_report(std::string&) override { return {BackendStatus::Code::kUnsupported, "a prediction"}; }
 
  private:
   // A step of the model; where the allocator runs out of its capacity, the out-of-memory

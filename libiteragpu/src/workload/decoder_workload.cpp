@@ -16,7 +16,9 @@
 #include "iteragpu/printable_text.hpp"
 #include "workload/decoder_allocations.hpp"
 #include "workload/decoder_config.hpp"
+#include "workload/decoder_payload.hpp"
 #include "workload/configuration_bounds.hpp"
+#include "workload/workload_steps.hpp"
 
 namespace iteragpu {
 namespace {
@@ -74,19 +76,20 @@ class DecoderWorkload final : public Workload {
 
   std::vector<PlannedPhase> phase_plan(int warmup, int repeats) const override {
     std::vector<PlannedPhase> plan;
-    auto add = [&plan](const char* phase, PlannedPhase::Work work) -> PlannedPhase& {
+    auto add = [&plan](const char* phase, const char* step) -> PlannedPhase& {
       plan.emplace_back();
       plan.back().row.phase = phase;
-      plan.back().work = work;
+      plan.back().step = step;
       return plan.back();
     };
-    add("weights_load", PlannedPhase::Work::kLoadModel);
-    add("inputs", PlannedPhase::Work::kCreateInputs);
+    add("weights_load", kLoadModelStep);
+    add("inputs", kCreateInputsStep);
     auto sequence = [&](const char* kind, int repeat) {
       for (int step = 0; step <= new_tokens_; ++step) {
-        PlannedPhase& planned = add(step == 0 ? "prefill" : "decode", PlannedPhase::Work::kForwards);
+        PlannedPhase& planned = add(step == 0 ? "prefill" : "decode", kForwardStep);
         planned.row.repeat = repeat;
         planned.row.forwards = 1;
+        planned.keeps_output = true;
         planned.row.sequence = kind;
         planned.row.step = step;
         planned.release_first = step == 0;  // a fresh cache for every sequence
@@ -133,23 +136,21 @@ class DecoderWorkload final : public Workload {
 
   std::optional<CheckpointRecord> checkpoint_record() const override { return checkpoint_; }
 
-  ModelSpec model_spec(int device_index, std::uint64_t seed) const override {
+  WorkloadSpec workload_spec(int device_index, std::uint64_t seed) const override {
     if (tensors_.empty())
       throw UsageError("model", "a checkpoint recorded in a measurement file cannot be run; measure its folder");
-    ModelSpec spec;
+    WorkloadSpec spec;
     spec.device_index = device_index;
-    spec.batch = batch_;
-    spec.context = context_;
-    spec.width = checkpoint_.architecture.hidden_size;
-    spec.hidden = checkpoint_.architecture.intermediate_size;
+    spec.kind = kDecoderKind;
     spec.dtype = dtype_;
     spec.seed = seed;
-    DecoderModel decoder;
-    decoder.architecture = checkpoint_.architecture;
-    decoder.tensors = tensors_;
-    decoder.parameter_bytes = checkpoint_.parameter_bytes;
-    decoder.new_tokens = new_tokens_;
-    spec.decoder = std::move(decoder);
+    DecoderPayload payload;
+    payload.batch = batch_;
+    payload.context = context_;
+    payload.new_tokens = new_tokens_;
+    payload.architecture = checkpoint_.architecture;
+    payload.tensors = tensors_;
+    spec.payload = encode_decoder_payload(payload);
     return spec;
   }
 
@@ -300,6 +301,14 @@ void resolve_decoder_configuration(MeasureConfiguration& configuration) {
   configuration.hidden = checkpoint.architecture.intermediate_size;
   configuration.hidden_is_default = false;
   DecoderWorkload(record_of(checkpoint), {}, configuration);  // checks the rest
+}
+
+DecoderRunReport read_decoder_run_report(const std::string& text) {
+  DecoderRunReport report;
+  const std::string malformed = decode_decoder_run_report(text, report);
+  if (!malformed.empty())
+    throw MeasurementFailed("the backend's report of the checkpoint run is malformed: " + malformed);
+  return report;
 }
 
 }  // namespace iteragpu

@@ -9,6 +9,7 @@
 #include "iteragpu/decoder_checkpoint.hpp"
 #include "iteragpu/measure_configuration.hpp"
 #include "mechanics/json_input.hpp"
+#include "workload/decoder_payload.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
@@ -32,6 +33,10 @@ void resolve_decoder_configuration(MeasureConfiguration& configuration);
 // The checkpoint a configuration names, read from the files its checked() found (or found
 // again, for a configuration read back from JSON).
 DecoderCheckpoint checkpoint_of(const MeasureConfiguration& configuration);
+
+// The report of a checkpoint's run (Backend::run_report), read back; MeasurementFailed when it
+// is malformed.
+DecoderRunReport read_decoder_run_report(const std::string& text);
 
 // A measurement loads the weights: refused (UsageError "model") for a checked configuration
 // whose Hub id was read as headers only, with how to download it.
