@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "torch_workload.hpp"
+#include "workload/decoder_payload.hpp"
 
 #if ITERAGPU_BACKEND_HAS_CUDA
 #include "cuda_device.hpp"
@@ -101,10 +102,11 @@ struct Layer {
   Tensor cached_keys, cached_values;  // DynamicLayer.keys / .values; undefined before the first update
 };
 
-class DecoderModule final : public TorchWorkload {
+class DecoderModule final : public ForwardWorkload {
  public:
-  DecoderModule(const ModelSpec& spec, c10::ScalarType scalar_type, c10::Device device)
-      : spec_(spec), model_(*spec.decoder), a_(model_.architecture), scalar_type_(scalar_type), device_(device) {}
+  DecoderModule(DecoderPayload payload, std::uint64_t seed, c10::ScalarType scalar_type, c10::Device device)
+      : payload_(std::move(payload)), seed_(seed), a_(payload_.architecture), scalar_type_(scalar_type),
+        device_(device) {}
 
   void load_model() override {
     c10::InferenceMode inference_off(false);
@@ -112,7 +114,7 @@ class DecoderModule final : public TorchWorkload {
     warm_up_caching_allocator();
     std::map<std::string, std::unique_ptr<MappedFile>> files;
     std::map<std::string, Tensor*> destinations = parameter_destinations();
-    for (const DecoderTensor& tensor : model_.tensors) {
+    for (const DecoderTensor& tensor : payload_.tensors) {
       std::unique_ptr<MappedFile>& file = files[tensor.file];
       if (!file) file = std::make_unique<MappedFile>(tensor.file);
       if (tensor.offset + tensor.bytes > file->size())
@@ -144,8 +146,8 @@ class DecoderModule final : public TorchWorkload {
   }
 
   void create_inputs() override {
-    at::Generator generator = seeded_device_generator(device_, spec_.seed);
-    input_ids_ = at::randint(0, a_.vocab_size, {spec_.batch, spec_.context}, generator,
+    at::Generator generator = seeded_device_generator(device_, seed_);
+    input_ids_ = at::randint(0, a_.vocab_size, {payload_.batch, payload_.context}, generator,
                              at::TensorOptions().dtype(at::kLong).device(device_));
   }
 
@@ -162,7 +164,7 @@ class DecoderModule final : public TorchWorkload {
     if (first_sequence_) {
       tokens_.push_back(next_token_.select(0, 0).item<int64_t>());
       ++steps_;
-      if (steps_ == model_.new_tokens + 1) {  // the cold sequence's last decode step
+      if (steps_ == payload_.new_tokens + 1) {  // the cold sequence's last decode step
         const Tensor row = logits.select(0, 0).select(0, -1).contiguous().to(at::kCPU);
         last_logits_.assign(static_cast<const char*>(row.data_ptr()), row.nbytes());
         first_sequence_ = false;
@@ -181,10 +183,17 @@ class DecoderModule final : public TorchWorkload {
     if (steps_ > 0) first_sequence_ = false;
   }
 
-  bool report(RunReport& report) const override {
+  bool report(std::string& text) const override {
+    DecoderRunReport report;
     report.attention_backend = "prefill " + prefill_backend_ + ", decode " + decode_backend_;
     report.first_sequence_tokens = tokens_;
     report.last_logits_bytes = last_logits_;
+#if ITERAGPU_BACKEND_HAS_CUDA
+    std::uint64_t free_bytes = 0, total_bytes = 0;
+    cuda_memory_info(device_.index(), free_bytes, total_bytes);
+    report.device_used_bytes = total_bytes - free_bytes;
+#endif
+    text = encode_decoder_run_report(report);
     return true;
   }
 
@@ -206,15 +215,15 @@ class DecoderModule final : public TorchWorkload {
   void warm_up_caching_allocator() {
     int64_t byte_count = 0;
     const int64_t element_bytes = static_cast<int64_t>(c10::elementSize(scalar_type_));
-    for (const DecoderTensor& tensor : model_.tensors) {
+    for (const DecoderTensor& tensor : payload_.tensors) {
       int64_t elements = 1;
       for (int64_t dimension : tensor.shape) elements *= dimension;
       byte_count += elements * element_bytes;
     }
 #if ITERAGPU_BACKEND_HAS_CUDA
     std::uint64_t free_bytes = 0, total_bytes = 0;
-    cuda_memory_info(spec_.device_index, free_bytes, total_bytes);
-    const AllocatorCounters counters = cuda_allocator_counters(spec_.device_index);
+    cuda_memory_info(device_.index(), free_bytes, total_bytes);
+    const AllocatorCounters counters = cuda_allocator_counters(device_.index());
     const auto unused = static_cast<int64_t>(counters.reserved_bytes - counters.allocated_bytes);
     double count = static_cast<double>(byte_count);
     if (byte_count - unused > unused) {
@@ -437,9 +446,9 @@ class DecoderModule final : public TorchWorkload {
     return linear(hidden_last.slice(1, -1), lm_head_, Tensor());
   }
 
-  ModelSpec spec_;
-  DecoderModel model_;
-  const DecoderArchitecture& a_;
+  DecoderPayload payload_;
+  std::uint64_t seed_;
+  const DecoderArchitecture& a_;  // payload_'s
   c10::ScalarType scalar_type_;
   c10::Device device_;
   Tensor embed_tokens_, norm_, lm_head_, inv_freq_, original_inv_freq_;
@@ -454,17 +463,23 @@ class DecoderModule final : public TorchWorkload {
 
 #endif  // ITERAGPU_DECODER_SUPPORTED
 
-}  // namespace
-
-std::unique_ptr<TorchWorkload> make_decoder_module(const ModelSpec& spec, c10::ScalarType scalar_type,
-                                                   c10::Device device) {
+TorchWorkloadBuilder decode_decoder(const WorkloadSpec& spec, std::string& malformed) {
+  DecoderPayload payload;
+  malformed = decode_decoder_payload(spec.payload, payload);
+  if (!malformed.empty()) return {};
+  return [payload = std::move(payload), seed = spec.seed](c10::ScalarType scalar_type,
+                                                          c10::Device device) -> std::unique_ptr<TorchWorkload> {
 #if ITERAGPU_DECODER_SUPPORTED
-  return std::make_unique<DecoderModule>(spec, scalar_type, device);
+    return std::make_unique<DecoderModule>(payload, seed, scalar_type, device);
 #else
-  (void)spec, (void)scalar_type, (void)device;
-  throw std::runtime_error("running a checkpoint needs LibTorch 2.5 or newer (SDPA's grouped-query path); this "
-                           "backend was built against LibTorch " TORCH_VERSION);
+    (void)payload, (void)seed, (void)scalar_type, (void)device;
+    throw std::runtime_error("running a checkpoint needs LibTorch 2.5 or newer (SDPA's grouped-query path); this "
+                             "backend was built against LibTorch " TORCH_VERSION);
 #endif
+  };
 }
 
+const TorchWorkloadRegistrar kRegistered(kDecoderKind, decode_decoder);
+
+}  // namespace
 }  // namespace iteragpu::torch_backend

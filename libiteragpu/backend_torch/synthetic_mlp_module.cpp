@@ -5,18 +5,22 @@
 #include <ATen/ATen.h>
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "torch_workload.hpp"
+#include "workload/synthetic_mlp_payload.hpp"
 
 namespace iteragpu::torch_backend {
 namespace {
 
-class SyntheticMlpModule final : public TorchWorkload {
+class SyntheticMlpModule final : public ForwardWorkload {
  public:
-  SyntheticMlpModule(const ModelSpec& spec, c10::ScalarType scalar_type, c10::Device device)
-      : spec_(spec), scalar_type_(scalar_type), device_(device) {}
+  SyntheticMlpModule(const SyntheticMlpPayload& payload, std::uint64_t seed, c10::ScalarType scalar_type,
+                     c10::Device device)
+      : payload_(payload), seed_(seed), scalar_type_(scalar_type), device_(device) {}
 
   void load_model() override {
     torch::NoGradGuard no_grad;
@@ -25,9 +29,9 @@ class SyntheticMlpModule final : public TorchWorkload {
     // converted on the CPU, then each parameter copied to the device in registration order
     // (weight, bias of the first layer, then of the second): the device holds exactly the
     // four parameter tensors.
-    torch::manual_seed(spec_.seed);
-    torch::nn::Linear expand(spec_.width, spec_.hidden);
-    torch::nn::Linear project(spec_.hidden, spec_.width);
+    torch::manual_seed(seed_);
+    torch::nn::Linear expand(payload_.width, payload_.hidden);
+    torch::nn::Linear project(payload_.hidden, payload_.width);
     for (torch::nn::Linear* layer : {&expand, &project}) (*layer)->to(scalar_type_);
     for (torch::nn::Linear* layer : {&expand, &project}) (*layer)->to(device_);
     expand_ = std::move(expand);
@@ -35,8 +39,8 @@ class SyntheticMlpModule final : public TorchWorkload {
   }
 
   void create_inputs() override {
-    at::Generator generator = seeded_device_generator(device_, spec_.seed);
-    input_ = torch::randn({spec_.batch, spec_.context, spec_.width}, generator,
+    at::Generator generator = seeded_device_generator(device_, seed_);
+    input_ = torch::randn({payload_.batch, payload_.context, payload_.width}, generator,
                           torch::TensorOptions().dtype(scalar_type_).device(device_));
   }
 
@@ -70,7 +74,8 @@ class SyntheticMlpModule final : public TorchWorkload {
   ~SyntheticMlpModule() override { release(); }
 
  private:
-  ModelSpec spec_;
+  SyntheticMlpPayload payload_;
+  std::uint64_t seed_;
   c10::ScalarType scalar_type_;
   c10::Device device_;
   torch::nn::Linear expand_{nullptr};   // width → hidden
@@ -79,12 +84,16 @@ class SyntheticMlpModule final : public TorchWorkload {
   torch::Tensor output_;
 };
 
-}  // namespace
-
-std::unique_ptr<TorchWorkload> make_torch_workload(const ModelSpec& spec, c10::ScalarType scalar_type,
-                                                   c10::Device device) {
-  if (spec.decoder) return make_decoder_module(spec, scalar_type, device);
-  return std::make_unique<SyntheticMlpModule>(spec, scalar_type, device);
+TorchWorkloadBuilder decode_synthetic_mlp(const WorkloadSpec& spec, std::string& malformed) {
+  SyntheticMlpPayload payload;
+  malformed = decode_synthetic_mlp_payload(spec.payload, payload);
+  if (!malformed.empty()) return {};
+  return [payload, seed = spec.seed](c10::ScalarType scalar_type, c10::Device device) {
+    return std::unique_ptr<TorchWorkload>(std::make_unique<SyntheticMlpModule>(payload, seed, scalar_type, device));
+  };
 }
 
+const TorchWorkloadRegistrar kRegistered(kSyntheticMlpKind, decode_synthetic_mlp);
+
+}  // namespace
 }  // namespace iteragpu::torch_backend

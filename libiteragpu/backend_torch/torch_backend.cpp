@@ -1,7 +1,8 @@
 // iteragpu::Backend implemented with LibTorch: the device, its allocator counters and timers;
 // what runs inside the phases is a TorchWorkload (torch_workload.hpp), the only code of the
-// project that touches tensors. Built as the plugin libiteragpu_torch_backend.so; the core opens it with dlopen and
-// talks to it through the two extern "C" entry points at the end of this file. Every method
+// project that touches tensors, picked by the spec's kind among the registered ones. Built as
+// the plugin libiteragpu_torch_backend.so; the core opens it with dlopen and talks to it
+// through the two extern "C" entry points at the end of this file. Every method
 // catches what LibTorch throws and returns a BackendStatus, so nothing unwinds into the core.
 
 #include <ATen/ATen.h>
@@ -154,9 +155,12 @@ class TorchBackend final : public Backend {
     });
   }
 
-  BackendStatus open(const ModelSpec& spec) override {
+  BackendStatus open(const WorkloadSpec& spec) override {
     close();
     last_report_.reset();
+    // What to run is checked before where: the workload and its payload need no device.
+    TorchWorkloadBuilder build;
+    if (BackendStatus decoded = decode_workload(spec, build); !decoded.ok()) return decoded;
     const std::string device_name = "cuda:" + std::to_string(spec.device_index);
     if (!torch::cuda::is_available()) {
       return status(Code::kDeviceUnavailable, std::string("no GPU runtime available: LibTorch ") +
@@ -167,9 +171,6 @@ class TorchBackend final : public Backend {
     if (!scalar_type) {
       return status(Code::kUnsupported, "unknown dtype '" + spec.dtype +
                                             "' (accepted: float32, float16, bfloat16)");
-    }
-    if (spec.batch <= 0 || spec.context <= 0 || spec.width <= 0 || spec.hidden <= 0) {
-      return status(Code::kFailed, "model dimensions must be positive");
     }
 #if ITERAGPU_BACKEND_HAS_CUDA
     return guarded("open", [&]() -> BackendStatus {
@@ -194,8 +195,8 @@ class TorchBackend final : public Backend {
       }
       cuda_select_device(spec.device_index);
       device_index_ = spec.device_index;
-      workload_ = make_torch_workload(
-          spec, *scalar_type, c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(spec.device_index)));
+      workload_ = build(*scalar_type,
+                        c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(spec.device_index)));
       timer_ = std::make_unique<CudaEventTimer>(spec.device_index);
       opened_ = true;
       return BackendStatus::Ok();
@@ -258,22 +259,12 @@ class TorchBackend final : public Backend {
 #endif
   }
 
-  BackendStatus load_model() override {
+  BackendStatus run_step(const std::string& step) override {
     if (!opened_) return not_open();
-    return guarded("load_model", [&] { workload_->load_model(); });
-  }
-
-  BackendStatus create_inputs() override {
-    if (!opened_) return not_open();
-    return guarded("create_inputs", [&] { workload_->create_inputs(); });
-  }
-
-  BackendStatus forward() override {
-    if (!opened_) return not_open();
-    if (!workload_->ready()) {
-      return status(Code::kFailed, "forward: the model and the inputs must exist first");
-    }
-    return guarded("forward", [&] { workload_->forward(); });
+    return guarded(step.c_str(), [&]() -> BackendStatus {
+      if (workload_->run_step(step)) return BackendStatus::Ok();
+      return status(Code::kUnsupported, "the workload has no step " + step);
+    });
   }
 
   BackendStatus release_output() override {
@@ -282,25 +273,17 @@ class TorchBackend final : public Backend {
   }
 
   // The report is taken when the session closes: after the last phase, before the tensors go.
-  BackendStatus run_report(RunReport& report) override {
-    if (!last_report_) return status(Code::kUnsupported, "no checkpoint run was recorded");
-    report = *last_report_;
-    return BackendStatus::Ok();
+  BackendStatus run_report(std::string& report) override {
+    if (!last_report_) return status(Code::kUnsupported, "the workload reported nothing");
+    return guarded("run_report", [&] { report = *last_report_; });
   }
 
   void close() override {
     // Tensors go back to the caching allocator; its cache is deliberately left as it is.
     try {
       if (workload_) {
-        RunReport report;
-        if (workload_->report(report)) {
-#if ITERAGPU_BACKEND_HAS_CUDA
-          std::uint64_t free_bytes = 0, total_bytes = 0;
-          cuda_memory_info(device_index_, free_bytes, total_bytes);
-          report.device_used_bytes = total_bytes - free_bytes;
-#endif
-          last_report_ = std::move(report);
-        }
+        std::string report;
+        if (workload_->report(report)) last_report_ = std::move(report);
       }
       if (workload_) workload_->release();
       workload_.reset();
@@ -341,10 +324,28 @@ class TorchBackend final : public Backend {
 #endif
   }
 
+  // The registered workload `spec.kind` reads the spec's payload into `build`.
+  static BackendStatus decode_workload(const WorkloadSpec& spec, TorchWorkloadBuilder& build) {
+    return guarded("open", [&]() -> BackendStatus {
+      const auto& workloads = registered_workloads();
+      const auto found = workloads.find(spec.kind);
+      if (found == workloads.end()) {
+        std::string kinds;
+        for (const auto& workload : workloads) kinds += (kinds.empty() ? "" : ", ") + workload.first;
+        return status(Code::kUnsupported,
+                      "this plugin has no workload " + one_line(spec.kind) + " (it has: " + kinds + ")");
+      }
+      std::string malformed;
+      build = found->second(spec, malformed);
+      if (!build) return status(Code::kFailed, "the " + spec.kind + " payload is malformed: " + one_line(malformed));
+      return BackendStatus::Ok();
+    });
+  }
+
   bool opened_ = false;
   int device_index_ = 0;
   std::unique_ptr<TorchWorkload> workload_;  // what runs inside the phases, once open
-  std::optional<RunReport> last_report_;      // a checkpoint run's report, kept after close
+  std::optional<std::string> last_report_;    // the workload's report, kept after close
 #if ITERAGPU_BACKEND_HAS_CUDA
   std::unique_ptr<CudaEventTimer> timer_;
 #endif

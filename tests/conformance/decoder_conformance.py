@@ -77,6 +77,33 @@ COUNTERS = ("allocated_baseline", "allocated_end", "reserved_baseline", "reserve
             "peak_allocated", "peak_reserved")
 
 
+class PhaseBracket:
+    """A row as iteragpu brackets a phase: synchronize, counters, reset peaks, event, work,
+    event, synchronize, counters; the six counters and both times."""
+
+    def __init__(self):
+        import torch
+        self.torch = torch
+        self.start_event = torch.cuda.Event(enable_timing=True)
+        self.stop_event = torch.cuda.Event(enable_timing=True)
+
+    def run(self, work):
+        cuda = self.torch.cuda
+        cuda.synchronize()
+        allocated, reserved = cuda.memory_allocated(), cuda.memory_reserved()
+        cuda.reset_peak_memory_stats()
+        self.start_event.record()
+        started = time.perf_counter()
+        work()
+        self.stop_event.record()
+        cuda.synchronize()
+        host = time.perf_counter() - started
+        return dict(allocated_baseline=allocated, allocated_end=cuda.memory_allocated(),
+                    reserved_baseline=reserved, reserved_end=cuda.memory_reserved(),
+                    peak_allocated=cuda.max_memory_allocated(), peak_reserved=cuda.max_memory_reserved(),
+                    host_seconds=host, gpu_event_seconds=self.start_event.elapsed_time(self.stop_event) / 1000)
+
+
 def write_checkpoint(shape, dtype, folder):
     if os.path.exists(os.path.join(folder, "config.json")):
         return
@@ -100,25 +127,10 @@ def reference(folder, dtype, batch, context, new_tokens, warmup, repeats, seed):
     device = torch.device("cuda:0")
     torch.cuda.init()
     rows = []
-    start_event = torch.cuda.Event(enable_timing=True)
-    stop_event = torch.cuda.Event(enable_timing=True)
+    bracket = PhaseBracket()
 
     def row(phase, sequence, repeat, step, work):
-        torch.cuda.synchronize()
-        allocated, reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
-        torch.cuda.reset_peak_memory_stats()
-        start_event.record()
-        started = time.perf_counter()
-        work()
-        stop_event.record()
-        torch.cuda.synchronize()
-        host = time.perf_counter() - started
-        rows.append(dict(phase=phase, sequence=sequence, repeat=repeat, step=step,
-                         allocated_baseline=allocated, allocated_end=torch.cuda.memory_allocated(),
-                         reserved_baseline=reserved, reserved_end=torch.cuda.memory_reserved(),
-                         peak_allocated=torch.cuda.max_memory_allocated(),
-                         peak_reserved=torch.cuda.max_memory_reserved(),
-                         host_seconds=host, gpu_event_seconds=start_event.elapsed_time(stop_event) / 1000))
+        rows.append(dict(phase=phase, sequence=sequence, repeat=repeat, step=step, **bracket.run(work)))
 
     state = {}
 

@@ -112,9 +112,10 @@ TEST_F(DecoderMeasurement, RowsFollowTheDecoderProtocol) {
   ASSERT_GE(backend_->calls.size(), 2u);
   EXPECT_EQ(backend_->calls[backend_->calls.size() - 2], "close");
   EXPECT_EQ(backend_->calls.back(), "run_report");
-  EXPECT_EQ(backend_->spec().decoder->new_tokens, 3);
+  EXPECT_EQ(backend_->spec().kind, "decoder");
+  EXPECT_EQ(backend_->decoder_payload()->new_tokens, 3);
   EXPECT_EQ(backend_->spec().dtype, "bfloat16");
-  EXPECT_EQ(backend_->spec().decoder->tensors.size(), 1 + 2 * 9 + 2u);
+  EXPECT_EQ(backend_->decoder_payload()->tensors.size(), 1 + 2 * 9 + 2u);
   EXPECT_EQ(m.timing.warm_repeats, 6);  // the warm sequences' decode steps
   // The checkpoint is predicted before the GPU is touched, one predicted row per measured row.
   ASSERT_TRUE(m.prediction.has_value());
@@ -448,7 +449,7 @@ TEST_F(DecoderMeasurement, TheSameBackendThenMeasuresTheSyntheticMlp) {
   EXPECT_EQ(m.decoder_run(), nullptr);
   EXPECT_FALSE(m.checkpoint.has_value());
   EXPECT_EQ(m.phases.size(), 5u + 1);  // model_load, inputs, cold_forward, warmup, warm_forward × 2
-  RunReport report;
+  std::string report;
   EXPECT_EQ(backend_->run_report(report).code, BackendStatus::Code::kUnsupported);
 }
 

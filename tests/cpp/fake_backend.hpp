@@ -6,12 +6,14 @@
 // pairs) and reports a breach as a failure, so a protocol bug cannot go unnoticed. Each
 // fake GPU is told apart in what a measurement records: GPU N is named "Fake GPU N" and its
 // first forward keeps a workspace N × 512 bytes larger than GPU 0's.
-// Opened with a ModelSpec whose `decoder` is set, it scripts a checkpoint run instead: the
-// checkpoint's tensors as weights, int64 token ids as inputs, each forward a prefill (the
-// first after a release: context positions of KV cache) or a decode step (one position
-// more), the cache freed by release_output(); run_report() then answers the k* figures
-// below with tokens 1, 2, ... one per forward of the cold sequence. The synthetic MLP's
-// behaviour is unchanged by this.
+// It reads the payload of the workload it is opened with by that workload's codec, as the
+// plugin's modules do, and logs each step under its name ("load_model", "create_inputs",
+// "forward"). Opened with the decoder workload, it scripts a checkpoint run: the checkpoint's
+// tensors as weights, int64 token ids as inputs, each forward a prefill (the first after a
+// release: context positions of KV cache) or a decode step (one position more), the cache
+// freed by release_output(); run_report() then answers the k* figures below with tokens 1,
+// 2, ... one per forward of the cold sequence. The synthetic MLP's behaviour is unchanged by
+// this.
 // Header only: used in-process by the unit tests and wrapped as a plugin file
 // (fake_backend_plugin.cpp) for the end-to-end tests.
 
@@ -26,6 +28,9 @@
 #include <vector>
 
 #include "iteragpu/backend.hpp"
+#include "workload/decoder_payload.hpp"
+#include "workload/synthetic_mlp_payload.hpp"
+#include "workload/workload_steps.hpp"
 
 namespace iteragpu::testing {
 
@@ -69,8 +74,11 @@ class FakeBackend : public Backend {
   std::uint64_t allocated() const { return allocated_; }
   std::uint64_t reserved() const { return reserved_; }
   bool output_alive() const { return output_alive_; }
-  const ModelSpec& spec() const { return spec_; }
-  bool decoder() const { return spec_.decoder.has_value(); }
+  const WorkloadSpec& spec() const { return spec_; }
+  // The payload the last open() read: the synthetic MLP's, or the decoder's when it ran one.
+  const SyntheticMlpPayload& mlp() const { return mlp_; }
+  const std::optional<DecoderPayload>& decoder_payload() const { return decoder_; }
+  bool decoder() const { return decoder_.has_value(); }
 
   // Bytes of one tensor of `elements` values of the opened dtype, rounded up like the CUDA
   // caching allocator (multiples of 512).
@@ -78,7 +86,7 @@ class FakeBackend : public Backend {
     const std::uint64_t raw = static_cast<std::uint64_t>(elements) * dtype_bytes();
     return (raw + 511) / 512 * 512;
   }
-  std::uint64_t output_bytes() const { return tensor_bytes(spec_.batch * spec_.context * spec_.width); }
+  std::uint64_t output_bytes() const { return tensor_bytes(mlp_.batch * mlp_.context * mlp_.width); }
   // Kept from the first forward on; differs per device so that each GPU's counters show
   // which GPU they came from.
   static std::uint64_t workspace_bytes(int device_index) {
@@ -100,7 +108,7 @@ class FakeBackend : public Backend {
     return BackendStatus::Ok();
   }
 
-  BackendStatus open(const ModelSpec& spec) override {
+  BackendStatus open(const WorkloadSpec& spec) override {
     requested_device_ = spec.device_index;
     if (auto status = enter("open", false); !status.ok()) return status;
     if (spec.device_index < 0 || spec.device_index >= script_.gpu_count)
@@ -108,7 +116,23 @@ class FakeBackend : public Backend {
               "no device cuda:" + std::to_string(spec.device_index)};
     if (script_.unsupported_dtypes.count(spec.dtype))
       return {BackendStatus::Code::kUnsupported, spec.dtype + " does not run on Fake GPU"};
+    SyntheticMlpPayload mlp;
+    std::optional<DecoderPayload> decoder;
+    std::string malformed;
+    if (spec.kind == kSyntheticMlpKind) {
+      malformed = decode_synthetic_mlp_payload(spec.payload, mlp);
+    } else if (spec.kind == kDecoderKind) {
+      decoder.emplace();
+      malformed = decode_decoder_payload(spec.payload, *decoder);
+    } else {
+      return {BackendStatus::Code::kUnsupported, "the test double has no workload " + spec.kind + " (it has: " +
+                                                     kDecoderKind + ", " + kSyntheticMlpKind + ")"};
+    }
+    if (!malformed.empty())
+      return {BackendStatus::Code::kFailed, "the " + spec.kind + " payload is malformed: " + malformed};
     spec_ = spec;
+    mlp_ = mlp;
+    decoder_ = std::move(decoder);
     opened_ = true;
     // A new session: a checkpoint run's cold sequence comes first; an earlier report goes.
     tokens_.clear();
@@ -157,56 +181,13 @@ class FakeBackend : public Backend {
     return BackendStatus::Ok();
   }
 
-  BackendStatus load_model() override {
-    if (auto status = enter("load_model"); !status.ok()) return status;
-    if (model_loaded_) return breach("load_model twice");
-    if (decoder()) {
-      for (const std::uint64_t bytes : decoder_weight_bytes()) {
-        if (!allocate(bytes)) return out_of_memory();
-        weights_allocated_.push_back(bytes);
-      }
-      model_loaded_ = true;
-      return BackendStatus::Ok();
-    }
-    for (std::int64_t elements : {spec_.hidden * spec_.width, spec_.hidden, spec_.width * spec_.hidden, spec_.width})
-      if (!allocate(tensor_bytes(elements))) return out_of_memory();
-    model_loaded_ = true;
-    return BackendStatus::Ok();
-  }
-
-  BackendStatus create_inputs() override {
-    if (auto status = enter("create_inputs"); !status.ok()) return status;
-    if (inputs_created_) return breach("create_inputs twice");
-    if (!allocate(input_bytes())) return out_of_memory();
-    inputs_created_ = true;
-    return BackendStatus::Ok();
-  }
-
-  // Linear → GELU → Linear: two hidden-sized intermediates live briefly, the output stays.
-  BackendStatus forward() override {
-    if (auto status = enter("forward"); !status.ok()) return status;
-    if (!model_loaded_ || !inputs_created_) return breach("forward before the model and inputs");
-    if (decoder()) return decoder_forward();
-    if (output_alive_) return breach("forward while the previous output is alive");
-    if (!workspace_allocated_) {
-      if (!allocate(workspace_bytes(spec_.device_index))) return out_of_memory();
-      workspace_allocated_ = true;
-    }
-    const std::uint64_t hidden = tensor_bytes(spec_.batch * spec_.context * spec_.hidden);
-    if (!allocate(hidden)) return out_of_memory();
-    if (!allocate(hidden)) {
-      free(hidden);
-      return out_of_memory();
-    }
-    free(hidden);
-    if (!allocate(output_bytes())) {
-      free(hidden);
-      return out_of_memory();
-    }
-    free(hidden);
-    output_alive_ = true;
-    ++forwards_;
-    return BackendStatus::Ok();
+  // Each step is logged under its name, so injected failures and the call log name steps.
+  BackendStatus run_step(const std::string& step) override {
+    if (auto status = enter(step); !status.ok()) return status;
+    if (step == kLoadModelStep) return load_model();
+    if (step == kCreateInputsStep) return create_inputs();
+    if (step == kForwardStep) return forward();
+    return {BackendStatus::Code::kUnsupported, "the test double has no step " + step};
   }
 
   BackendStatus release_output() override {
@@ -223,7 +204,7 @@ class FakeBackend : public Backend {
 
   // A checkpoint run's report, taken at close as the LibTorch backend takes it (so it is
   // asked for after close); kUnsupported for the synthetic MLP.
-  BackendStatus run_report(RunReport& report) override {
+  BackendStatus run_report(std::string& report) override {
     if (auto status = enter("run_report", false); !status.ok()) return status;
     if (!last_report_) return {BackendStatus::Code::kUnsupported, "the test double runs no checkpoint"};
     report = *last_report_;
@@ -235,12 +216,12 @@ class FakeBackend : public Backend {
     calls.push_back("close");
     if (decoder()) {
       if (opened_) {
-        RunReport report;
+        DecoderRunReport report;
         report.attention_backend = kAttentionBackend;
         report.first_sequence_tokens = tokens_;
         report.last_logits_bytes = kLastLogitsBytes;
         report.device_used_bytes = reserved_ + kDeviceContextBytes;
-        last_report_ = std::move(report);
+        last_report_ = encode_decoder_run_report(report);
       }
       release_sequence();  // also a cache left by a forward that failed half-way
       if (inputs_created_) free(input_bytes());
@@ -250,9 +231,9 @@ class FakeBackend : public Backend {
       return;
     }
     if (output_alive_) free(output_bytes());
-    if (inputs_created_) free(tensor_bytes(spec_.batch * spec_.context * spec_.width));
+    if (inputs_created_) free(tensor_bytes(mlp_.batch * mlp_.context * mlp_.width));
     if (model_loaded_)
-      for (std::int64_t elements : {spec_.hidden * spec_.width, spec_.hidden, spec_.width * spec_.hidden, spec_.width})
+      for (std::int64_t elements : {mlp_.hidden * mlp_.width, mlp_.hidden, mlp_.width * mlp_.hidden, mlp_.width})
         free(tensor_bytes(elements));
     output_alive_ = inputs_created_ = model_loaded_ = opened_ = false;
   }
@@ -268,6 +249,55 @@ class FakeBackend : public Backend {
   int forwards() const { return forwards_; }
 
  private:
+  BackendStatus load_model() {
+    if (model_loaded_) return breach("load_model twice");
+    if (decoder()) {
+      for (const std::uint64_t bytes : decoder_weight_bytes()) {
+        if (!allocate(bytes)) return out_of_memory();
+        weights_allocated_.push_back(bytes);
+      }
+      model_loaded_ = true;
+      return BackendStatus::Ok();
+    }
+    for (std::int64_t elements : {mlp_.hidden * mlp_.width, mlp_.hidden, mlp_.width * mlp_.hidden, mlp_.width})
+      if (!allocate(tensor_bytes(elements))) return out_of_memory();
+    model_loaded_ = true;
+    return BackendStatus::Ok();
+  }
+
+  BackendStatus create_inputs() {
+    if (inputs_created_) return breach("create_inputs twice");
+    if (!allocate(input_bytes())) return out_of_memory();
+    inputs_created_ = true;
+    return BackendStatus::Ok();
+  }
+
+  // Linear → GELU → Linear: two hidden-sized intermediates live briefly, the output stays.
+  BackendStatus forward() {
+    if (!model_loaded_ || !inputs_created_) return breach("forward before the model and inputs");
+    if (decoder()) return decoder_forward();
+    if (output_alive_) return breach("forward while the previous output is alive");
+    if (!workspace_allocated_) {
+      if (!allocate(workspace_bytes(spec_.device_index))) return out_of_memory();
+      workspace_allocated_ = true;
+    }
+    const std::uint64_t hidden = tensor_bytes(mlp_.batch * mlp_.context * mlp_.hidden);
+    if (!allocate(hidden)) return out_of_memory();
+    if (!allocate(hidden)) {
+      free(hidden);
+      return out_of_memory();
+    }
+    free(hidden);
+    if (!allocate(output_bytes())) {
+      free(hidden);
+      return out_of_memory();
+    }
+    free(hidden);
+    output_alive_ = true;
+    ++forwards_;
+    return BackendStatus::Ok();
+  }
+
   static std::uint64_t rounded(std::uint64_t bytes) { return (bytes + 511) / 512 * 512; }
   static std::uint64_t elements_of(const std::vector<std::int64_t>& shape) {
     std::uint64_t elements = 1;
@@ -276,39 +306,39 @@ class FakeBackend : public Backend {
   }
   // The synthetic MLP's input [batch, context, width]; a checkpoint's int64 token ids [batch, context].
   std::uint64_t input_bytes() const {
-    if (decoder()) return rounded(static_cast<std::uint64_t>(spec_.batch * spec_.context) * 8);
-    return tensor_bytes(spec_.batch * spec_.context * spec_.width);
+    if (decoder()) return rounded(static_cast<std::uint64_t>(decoder_->batch * decoder_->context) * 8);
+    return tensor_bytes(mlp_.batch * mlp_.context * mlp_.width);
   }
   // Each of the checkpoint's tensors in the opened dtype, in load order.
   std::vector<std::uint64_t> decoder_weight_bytes() const {
     std::vector<std::uint64_t> bytes;
-    for (const DecoderTensor& tensor : spec_.decoder->tensors)
+    for (const DecoderTensor& tensor : decoder_->tensors)
       bytes.push_back(rounded(elements_of(tensor.shape) * dtype_bytes()));
     return bytes;
   }
   // Keys and values of every layer for `positions` more positions.
   std::uint64_t cache_step_bytes(std::int64_t positions) const {
-    const DecoderArchitecture& a = spec_.decoder->architecture;
+    const DecoderArchitecture& a = decoder_->architecture;
     return static_cast<std::uint64_t>(a.layers) * 2 *
-           tensor_bytes(spec_.batch * a.kv_heads * a.head_dim * positions);
+           tensor_bytes(decoder_->batch * a.kv_heads * a.head_dim * positions);
   }
 
   // A prefill when no sequence is under way (context positions), else one decode step (one
   // more position); the logits live briefly, the greedy token and the cache stay.
   BackendStatus decoder_forward() {
     const bool prefill = !output_alive_;
-    if (!prefill && sequence_forwards_ > spec_.decoder->new_tokens)
+    if (!prefill && sequence_forwards_ > decoder_->new_tokens)
       return breach("a decode step beyond new_tokens without a fresh sequence");
     if (!workspace_allocated_) {
       if (!allocate(workspace_bytes(spec_.device_index))) return out_of_memory();
       workspace_allocated_ = true;
     }
-    const std::uint64_t cache = cache_step_bytes(prefill ? spec_.context : 1);
+    const std::uint64_t cache = cache_step_bytes(prefill ? decoder_->context : 1);
     if (!allocate(cache)) return out_of_memory();
     cache_blocks_.push_back(cache);
-    const std::uint64_t logits = tensor_bytes(spec_.batch * spec_.decoder->architecture.vocab_size);
+    const std::uint64_t logits = tensor_bytes(decoder_->batch * decoder_->architecture.vocab_size);
     if (!allocate(logits)) return out_of_memory();
-    const std::uint64_t token = rounded(static_cast<std::uint64_t>(spec_.batch) * 8);
+    const std::uint64_t token = rounded(static_cast<std::uint64_t>(decoder_->batch) * 8);
     if (!allocate(token)) {
       free(logits);
       return out_of_memory();
@@ -327,7 +357,7 @@ class FakeBackend : public Backend {
   void release_sequence() {
     for (const std::uint64_t bytes : cache_blocks_) free(bytes);
     cache_blocks_.clear();
-    if (token_alive_) free(rounded(static_cast<std::uint64_t>(spec_.batch) * 8));
+    if (token_alive_) free(rounded(static_cast<std::uint64_t>(decoder_->batch) * 8));
     token_alive_ = false;
     output_alive_ = false;
     if (sequence_forwards_ > 0) cold_sequence_ = false;
@@ -374,7 +404,9 @@ class FakeBackend : public Backend {
 
   Script script_;
   std::map<std::string, int> occurrences_;
-  ModelSpec spec_;
+  WorkloadSpec spec_;
+  SyntheticMlpPayload mlp_;
+  std::optional<DecoderPayload> decoder_;
   int requested_device_ = -1;  // the device open() was last asked for
   bool opened_ = false, model_loaded_ = false, inputs_created_ = false;
   bool output_alive_ = false, workspace_allocated_ = false;
@@ -386,7 +418,7 @@ class FakeBackend : public Backend {
   bool token_alive_ = false, cold_sequence_ = true;
   int sequence_forwards_ = 0;
   std::vector<std::int64_t> tokens_;
-  std::optional<RunReport> last_report_;
+  std::optional<std::string> last_report_;  // encoded by the decoder's codec
   std::uint64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;
 };
 

@@ -230,7 +230,7 @@ TEST(PhaseMeasurer, NoWarmupMeansNoWarmupRow) {
 TEST(PhaseMeasurer, CountersFollowTheWorkAndOutputsAreAliveAtPhaseEnd) {
   auto backend = fake();
   const Measurement m = PhaseMeasurer(backend).run(MeasureConfiguration::parse(seed_example()));
-  const auto& spec = backend->spec();
+  const auto& spec = backend->mlp();
   const std::uint64_t model_bytes = backend->tensor_bytes(spec.hidden * spec.width) * 2 +
                                     backend->tensor_bytes(spec.hidden) + backend->tensor_bytes(spec.width);
   const std::uint64_t input_bytes = backend->tensor_bytes(spec.batch * spec.context * spec.width);

@@ -11,12 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "iteragpu/decoder_architecture.hpp"
-
 namespace iteragpu {
 
 // Bumped whenever Backend or the structs below change; the loader refuses a mismatch.
-inline constexpr int kBackendAbiVersion = 4;  // 4: ModelSpec::decoder, RunReport
+inline constexpr int kBackendAbiVersion = 5;  // 5: WorkloadSpec, run_step, the report as text
 
 // What a backend says it is, recorded with every environment report and measurement so a
 // figure can be traced to what produced it. Only kLibTorchBackend measures a real GPU.
@@ -66,26 +64,18 @@ struct AllocatorCounters {
   std::uint64_t peak_reserved_bytes = 0;
 };
 
-// What the backend builds: the synthetic MLP (width, hidden), or, when `decoder` is set, a
-// decoder-only checkpoint whose forward() runs a prefill of [batch, context] token ids first
-// and then one decode step per call, growing its KV cache, until release_output().
-struct ModelSpec {
+// What the backend runs: a workload named by its kind, with a payload that only the workload
+// reads. A new workload adds a core workload (libiteragpu/src/workload/), which plans its
+// steps and writes the payload, and a plugin module (libiteragpu/backend_torch/), which reads
+// the payload and runs the steps; neither this header nor the phase protocol changes.
+struct WorkloadSpec {
   int device_index = 0;
-  std::int64_t batch = 1, context = 16, width = 64, hidden = 256;
+  std::string kind;               // the workload's registered name: "synthetic-mlp", "decoder"
   std::string dtype = "float32";  // float32 | float16 | bfloat16
   std::uint64_t seed = 0;
-  std::optional<DecoderModel> decoder;
-};
-
-// What a decoder run produced besides the counters: read after the phases.
-struct RunReport {
-  std::string attention_backend;               // the SDPA kernel PyTorch chose: "flash", ...
-  std::vector<std::int64_t> first_sequence_tokens;  // batch row 0's greedy tokens, in order
-  // Batch row 0's logits at the cold sequence's last decode step, the bytes as stored on the GPU.
-  std::string last_logits_bytes;
-  // Device memory in use as the driver reports it (cudaMemGetInfo total − free): this
-  // process's CUDA context, libraries and allocator segments, and any other process's.
-  std::optional<std::uint64_t> device_used_bytes;
+  // The workload's own description (its sizes, a checkpoint's tensors), written by its core
+  // side and read by its plugin module with one codec; opaque to the protocol and this ABI.
+  std::string payload;
 };
 
 // One measurement session on one device. PhaseMeasurer calls, for every phase:
@@ -99,9 +89,10 @@ class Backend {
   // a GPU: that is a valid report (gpu_runtime_available = false).
   virtual BackendStatus describe(int device_index, StackReport& report) = 0;
 
-  // Selects the device and checks that it exists and can run the dtype. Allocates nothing
-  // on the device that the phases would count.
-  virtual BackendStatus open(const ModelSpec& spec) = 0;
+  // Selects the device and checks that it exists and can run the dtype, and that the backend
+  // has the workload `spec.kind` and can read its payload. Allocates nothing on the device
+  // that the phases would count.
+  virtual BackendStatus open(const WorkloadSpec& spec) = 0;
   virtual BackendStatus synchronize() = 0;
   virtual BackendStatus read_counters(AllocatorCounters& counters) = 0;
   virtual BackendStatus reset_peaks() = 0;
@@ -110,17 +101,18 @@ class Backend {
   // GPU time between the last start/stop pair (call after synchronize).
   virtual BackendStatus gpu_timer_seconds(double& seconds) = 0;
 
-  // Build and seed the model on the CPU, then move it to the device.
-  virtual BackendStatus load_model() = 0;
-  // Create the synthetic input [batch, context, width] on the device.
-  virtual BackendStatus create_inputs() = 0;
-  // One forward pass; its output stays alive until release_output().
-  virtual BackendStatus forward() = 0;
+  // One step of the opened workload, by the name its phase plan gives it ("load_model",
+  // "create_inputs", "forward"); what a step does is the workload's business. An output a
+  // step leaves (a forward's) stays alive until release_output(). kUnsupported for a step
+  // the workload does not have.
+  virtual BackendStatus run_step(const std::string& step) = 0;
   virtual BackendStatus release_output() = 0;
-  // Frees the model, inputs and output. The allocator cache is left as it is.
+  // Frees what the workload holds on the device. The allocator cache is left as it is.
   virtual void close() = 0;
-  // What the decoder run produced so far (kUnsupported for the synthetic MLP).
-  virtual BackendStatus run_report(RunReport& report) = 0;
+  // What the run produced besides the counters, as the workload's own text (JSON), which its
+  // core side reads; taken when the session closes. kUnsupported when the workload reports
+  // nothing (the synthetic MLP).
+  virtual BackendStatus run_report(std::string& report) = 0;
 };
 
 // The plugin's C entry points (exported by libiteragpu_torch_backend.so).

@@ -1,8 +1,8 @@
 #pragma once
 // The model the decoder workload runs, as the backend is told it: the architecture's numbers
 // and every tensor's place in the safetensors files. Plain values that cross the plugin
-// boundary in ModelSpec; read and checked by DecoderCheckpoint::read
-// (iteragpu/decoder_checkpoint.hpp).
+// boundary in the decoder's payload (libiteragpu/src/workload/decoder_payload.hpp); read and
+// checked by DecoderCheckpoint::read (iteragpu/decoder_checkpoint.hpp).
 
 #include <cstdint>
 #include <string>
@@ -57,14 +57,6 @@ struct CheckpointRecord {
   std::int64_t tensors = 0;
   std::int64_t parameter_count = 0;
   std::uint64_t parameter_bytes = 0;
-};
-
-// The decoder as ModelSpec carries it to the backend.
-struct DecoderModel {
-  DecoderArchitecture architecture;
-  std::vector<DecoderTensor> tensors;  // in load order
-  std::uint64_t parameter_bytes = 0;
-  int new_tokens = 16;                 // decode steps after the prefill
 };
 
 }  // namespace iteragpu

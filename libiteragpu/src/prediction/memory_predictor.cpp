@@ -163,10 +163,10 @@ class ModelledAllocator final : public AllocationRecorder {
 class AllocatorModelBackend final : public Backend {
  public:
   AllocatorModelBackend(const Workload& workload, const PredictionTarget& target, bool cublaslt_used)
-      : workload_(workload), allocator_(target, cublaslt_used), forwards_(workload.forward_allocations()) {}
+      : allocator_(target, cublaslt_used), steps_(workload.step_allocations()) {}
 
   BackendStatus describe(int, StackReport&) override { return unsupported(); }
-  BackendStatus open(const ModelSpec&) override { return BackendStatus::Ok(); }
+  BackendStatus open(const WorkloadSpec&) override { return BackendStatus::Ok(); }
   BackendStatus synchronize() override { return BackendStatus::Ok(); }
   BackendStatus read_counters(AllocatorCounters& counters) override {
     counters = allocator_.allocator().counters();
@@ -180,20 +180,17 @@ class AllocatorModelBackend final : public Backend {
   BackendStatus stop_gpu_timer() override { return BackendStatus::Ok(); }
   BackendStatus gpu_timer_seconds(double&) override { return unsupported(); }
 
-  BackendStatus load_model() override {
-    return modelled([&] { workload_.allocate_model(allocator_); });
-  }
-  BackendStatus create_inputs() override {
-    return modelled([&] { workload_.allocate_inputs(allocator_); });
-  }
-  BackendStatus forward() override {
-    return modelled([&] { forwards_->forward(allocator_); });
+  BackendStatus run_step(const std::string& step) override {
+    bool modelled_step = true;
+    const BackendStatus status = modelled([&] { modelled_step = steps_->run(step, allocator_); });
+    if (!modelled_step) return {BackendStatus::Code::kUnsupported, "no allocations are modelled for the step " + step};
+    return status;
   }
   BackendStatus release_output() override {
-    return modelled([&] { forwards_->release_output(allocator_); });
+    return modelled([&] { steps_->release_output(allocator_); });
   }
   void close() override {}
-  BackendStatus run_report(RunReport&) override { return {BackendStatus::Code::kUnsupported, "a prediction"}; }
+  BackendStatus run_report(std::string&) override { return {BackendStatus::Code::kUnsupported, "a prediction"}; }
 
  private:
   // A step of the model; where the allocator runs out of its capacity, the out-of-memory
@@ -215,9 +212,8 @@ class AllocatorModelBackend final : public Backend {
     return status;
   }
 
-  const Workload& workload_;
   ModelledAllocator allocator_;
-  std::unique_ptr<ForwardAllocations> forwards_;
+  std::unique_ptr<StepAllocations> steps_;
 };
 
 // The compute capabilities of NVIDIA GPUs that PyTorch 2.11's CUDA builds run on: the ones

@@ -92,32 +92,26 @@ void run_phase_protocol(Backend& backend, const MeasureConfiguration& request, c
                         int device_index, const std::function<void(PhaseRow row)>& record) {
   PhaseProtocol protocol(backend, request, workload);
   BackendSession session{backend};
-  protocol.check(backend.open(workload.model_spec(device_index, request.seed)), "device selection");
+  protocol.check(backend.open(workload.workload_spec(device_index, request.seed)), "device selection");
 
+  // The protocol knows no step: it runs the ones the plan names and releases the outputs the
+  // plan says they keep.
   bool output_alive = false;
   for (const PlannedPhase& planned : workload.phase_plan(request.warmup, request.repeats)) {
     const char* phase = planned.row.phase.c_str();
-    // The previous forward's output lives until its phase has recorded its end values.
+    // The previous output lives until its phase has recorded its end values.
     if (planned.release_first && output_alive) {
       protocol.check(backend.release_output(), phase);
       output_alive = false;
     }
     record(protocol.run(planned.row, [&] {
-      switch (planned.work) {
-        case PlannedPhase::Work::kLoadModel:
-          return backend.load_model();
-        case PlannedPhase::Work::kCreateInputs:
-          return backend.create_inputs();
-        case PlannedPhase::Work::kForwards:
-          break;
-      }
-      for (int forward = 0; forward < planned.row.forwards; ++forward) {
-        if (forward > 0 && output_alive) {
+      for (int run = 0; run < planned.runs; ++run) {
+        if (run > 0 && output_alive) {
           BackendStatus released = backend.release_output();
           if (!released.ok()) return released;
         }
-        output_alive = true;
-        BackendStatus status = backend.forward();
+        if (planned.keeps_output) output_alive = true;
+        BackendStatus status = backend.run_step(planned.step);
         if (!status.ok()) return status;
       }
       return BackendStatus::Ok();

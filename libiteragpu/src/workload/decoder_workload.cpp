@@ -20,7 +20,9 @@
 #include "mechanics/sha256.hpp"
 #include "workload/decoder_allocations.hpp"
 #include "workload/decoder_config.hpp"
+#include "workload/decoder_payload.hpp"
 #include "workload/configuration_bounds.hpp"
+#include "workload/workload_steps.hpp"
 
 namespace iteragpu {
 namespace {
@@ -78,19 +80,20 @@ class DecoderWorkload final : public Workload {
 
   std::vector<PlannedPhase> phase_plan(int warmup, int repeats) const override {
     std::vector<PlannedPhase> plan;
-    auto add = [&plan](const char* phase, PlannedPhase::Work work) -> PlannedPhase& {
+    auto add = [&plan](const char* phase, const char* step) -> PlannedPhase& {
       plan.emplace_back();
       plan.back().row.phase = phase;
-      plan.back().work = work;
+      plan.back().step = step;
       return plan.back();
     };
-    add("weights_load", PlannedPhase::Work::kLoadModel);
-    add("inputs", PlannedPhase::Work::kCreateInputs);
+    add("weights_load", kLoadModelStep);
+    add("inputs", kCreateInputsStep);
     auto sequence = [&](const char* kind, int repeat) {
       for (int step = 0; step <= new_tokens_; ++step) {
-        PlannedPhase& planned = add(step == 0 ? "prefill" : "decode", PlannedPhase::Work::kForwards);
+        PlannedPhase& planned = add(step == 0 ? "prefill" : "decode", kForwardStep);
         planned.row.repeat = repeat;
         planned.row.forwards = 1;
+        planned.keeps_output = true;
         planned.row.sequence = kind;
         planned.row.step = step;
         planned.release_first = step == 0;  // a fresh cache for every sequence
@@ -137,23 +140,21 @@ class DecoderWorkload final : public Workload {
 
   std::optional<CheckpointRecord> checkpoint_record() const override { return checkpoint_; }
 
-  ModelSpec model_spec(int device_index, std::uint64_t seed) const override {
+  WorkloadSpec workload_spec(int device_index, std::uint64_t seed) const override {
     if (tensors_.empty())
       throw UsageError("model", "a checkpoint recorded in a measurement file cannot be run; measure its folder");
-    ModelSpec spec;
+    WorkloadSpec spec;
     spec.device_index = device_index;
-    spec.batch = batch_;
-    spec.context = context_;
-    spec.width = checkpoint_.architecture.hidden_size;
-    spec.hidden = checkpoint_.architecture.intermediate_size;
+    spec.kind = kDecoderKind;
     spec.dtype = dtype_;
     spec.seed = seed;
-    DecoderModel decoder;
-    decoder.architecture = checkpoint_.architecture;
-    decoder.tensors = tensors_;
-    decoder.parameter_bytes = checkpoint_.parameter_bytes;
-    decoder.new_tokens = new_tokens_;
-    spec.decoder = std::move(decoder);
+    DecoderPayload payload;
+    payload.batch = batch_;
+    payload.context = context_;
+    payload.new_tokens = new_tokens_;
+    payload.architecture = checkpoint_.architecture;
+    payload.tensors = tensors_;
+    spec.payload = encode_decoder_payload(payload);
     return spec;
   }
 
@@ -266,9 +267,10 @@ class DecoderWorkload final : public Workload {
   // measurement's timing summary).
   std::shared_ptr<const WorkloadRun> run_record(Backend& backend, const std::vector<PhaseRow>& rows,
                                                 const TimingSummary& warm_decode_steps) const override {
-    RunReport report;
-    const BackendStatus status = backend.run_report(report);
+    std::string report_text;
+    const BackendStatus status = backend.run_report(report_text);
     if (!status.ok()) throw MeasurementFailed("the backend gave no report of the checkpoint run: " + status.message);
+    const DecoderRunReport report = read_decoder_run_report(report_text);
     auto run = std::make_shared<DecoderRun>();
     run->attention_backend = report.attention_backend;
     run->first_sequence_tokens = report.first_sequence_tokens;
@@ -401,7 +403,7 @@ std::unique_ptr<const Workload> recorded_decoder_workload(const MeasureConfigura
 
 const WorkloadKind& decoder_workload_kind() {
   static const WorkloadKind kind{
-      "decoder",
+      kDecoderKind,
       [](const MeasureConfiguration& configuration) { return !configuration.model.empty(); },
       decoder_workload_for,
       // A checkpoint is described by what the file recorded: its folder may not be here.
@@ -433,6 +435,14 @@ void resolve_decoder_configuration(MeasureConfiguration& configuration) {
   configuration.hidden = checkpoint.architecture.intermediate_size;
   configuration.hidden_is_default = false;
   DecoderWorkload(record_of(checkpoint), {}, configuration);  // checks the rest
+}
+
+DecoderRunReport read_decoder_run_report(const std::string& text) {
+  DecoderRunReport report;
+  const std::string malformed = decode_decoder_run_report(text, report);
+  if (!malformed.empty())
+    throw MeasurementFailed("the backend's report of the checkpoint run is malformed: " + malformed);
+  return report;
 }
 
 }  // namespace iteragpu

@@ -9,6 +9,7 @@
 #include "iteragpu/decoder_checkpoint.hpp"
 #include "iteragpu/measure_configuration.hpp"
 #include "mechanics/json_input.hpp"
+#include "workload/decoder_payload.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
@@ -33,5 +34,8 @@ void resolve_decoder_configuration(MeasureConfiguration& configuration);
 // again, for a configuration read back from JSON).
 DecoderCheckpoint checkpoint_of(const MeasureConfiguration& configuration);
 
+// The report of a checkpoint's run (Backend::run_report), read back; MeasurementFailed when it
+// is malformed.
+DecoderRunReport read_decoder_run_report(const std::string& text);
 
 }  // namespace iteragpu

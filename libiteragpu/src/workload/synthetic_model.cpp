@@ -1,7 +1,7 @@
 // The first workload: Linear(width→hidden) → GELU → Linear(hidden→width), the synthetic model
 // of the original kit. Its sizes follow from the configuration (SyntheticModel::from, the
-// bounds that keep every size computation far from overflow), its tensors and forward are
-// the backend's ModelSpec, and its allocations mirror what PyTorch 2.11 runs for
+// bounds that keep every size computation far from overflow), its steps run in the plugin's
+// synthetic_mlp_module.cpp, and its allocations mirror what PyTorch 2.11 runs for
 // nn.Sequential(Linear, GELU, Linear):
 //   .to(device)     weight₁, bias₁, weight₂, bias₂ (registration order), one tensor each;
 //   input           one [batch, context, width] tensor (randn writes in place);
@@ -24,7 +24,9 @@
 
 #include "iteragpu/error.hpp"
 #include "workload/configuration_bounds.hpp"
+#include "workload/synthetic_mlp_payload.hpp"
 #include "workload/workload.hpp"
+#include "workload/workload_steps.hpp"
 
 namespace iteragpu {
 namespace {
@@ -96,32 +98,39 @@ class SyntheticMlp final : public Workload {
   // one warm_forward per repeat.
   std::vector<PlannedPhase> phase_plan(int warmup, int repeats) const override {
     std::vector<PlannedPhase> plan;
-    auto add = [&plan](const char* phase, int repeat, int forwards, PlannedPhase::Work work, bool release_first) {
+    auto add = [&plan](const char* phase, int repeat, const char* step) {
       PlannedPhase planned;
       planned.row.phase = phase;
       planned.row.repeat = repeat;
-      planned.row.forwards = forwards;
-      planned.work = work;
-      planned.release_first = release_first;
+      planned.step = step;
       plan.push_back(planned);
     };
-    add("model_load", 0, 0, PlannedPhase::Work::kLoadModel, false);
-    add("inputs", 0, 0, PlannedPhase::Work::kCreateInputs, false);
-    add("cold_forward", 0, 1, PlannedPhase::Work::kForwards, false);
-    if (warmup > 0) add("warmup", 0, warmup, PlannedPhase::Work::kForwards, true);
-    for (int repeat = 1; repeat <= repeats; ++repeat) add("warm_forward", repeat, 1, PlannedPhase::Work::kForwards, true);
+    auto add_forwards = [&](const char* phase, int repeat, int forwards, bool release_first) {
+      add(phase, repeat, kForwardStep);
+      plan.back().row.forwards = plan.back().runs = forwards;
+      plan.back().keeps_output = true;
+      plan.back().release_first = release_first;
+    };
+    add("model_load", 0, kLoadModelStep);
+    add("inputs", 0, kCreateInputsStep);
+    add_forwards("cold_forward", 0, 1, false);
+    if (warmup > 0) add_forwards("warmup", 0, warmup, true);
+    for (int repeat = 1; repeat <= repeats; ++repeat) add_forwards("warm_forward", repeat, 1, true);
     return plan;
   }
 
-  ModelSpec model_spec(int device_index, std::uint64_t seed) const override {
-    ModelSpec spec;
+  WorkloadSpec workload_spec(int device_index, std::uint64_t seed) const override {
+    WorkloadSpec spec;
     spec.device_index = device_index;
-    spec.batch = model_.batch;
-    spec.context = model_.context;
-    spec.width = model_.width;
-    spec.hidden = model_.hidden;
+    spec.kind = kSyntheticMlpKind;
     spec.dtype = model_.dtype;
     spec.seed = seed;
+    SyntheticMlpPayload payload;
+    payload.batch = model_.batch;
+    payload.context = model_.context;
+    payload.width = model_.width;
+    payload.hidden = model_.hidden;
+    spec.payload = encode_synthetic_mlp_payload(payload);
     return spec;
   }
 
@@ -265,7 +274,7 @@ SyntheticModel SyntheticModel::from(const MeasureConfiguration& request) {
 
 const WorkloadKind& synthetic_mlp_kind() {
   static const WorkloadKind kind{
-      "synthetic-mlp",
+      kSyntheticMlpKind,
       [](const MeasureConfiguration& configuration) { return configuration.model.empty(); },
       [](const MeasureConfiguration& configuration) -> std::unique_ptr<const Workload> {
         return std::make_unique<SyntheticMlp>(SyntheticModel::from(configuration));

@@ -1,6 +1,6 @@
 #pragma once
 // The seam between the measurement protocol and what runs inside its phases. A workload is
-// what a configuration asks to run: its tensors and forward (as the backend's ModelSpec), the
+// what a configuration asks to run: its steps and payload (the backend's WorkloadSpec), the
 // allocations its ops make (for the predictor), its description in text and JSON (for
 // messages, the measurement file and its reader) and the record of what its run produced. The
 // protocol, the predictor, the measurer, the reader and the runner's summary use this interface
@@ -50,14 +50,29 @@ class ForwardAllocations {
   virtual void release_output(AllocationRecorder& allocator) = 0;
 };
 
+// The allocations of one run's steps, by the names its phase plan gives them, and what they
+// keep from one step to the next: what the predictor runs in place of the backend's steps.
+class StepAllocations {
+ public:
+  virtual ~StepAllocations() = default;
+  // The allocations of `step`; false when none are modelled for it.
+  virtual bool run(const std::string& step, AllocationRecorder& allocator) = 0;
+  // What the backend's release_output frees.
+  virtual void release_output(AllocationRecorder& allocator) = 0;
+};
+
 // One row of the protocol as a workload plans it: the row's name (phase, repeat, forwards,
 // sequence, step; counters and times empty) and what the backend does inside it.
 struct PlannedPhase {
-  enum class Work { kLoadModel, kCreateInputs, kForwards };
   PhaseRow row;
-  Work work = Work::kForwards;
-  // Release the previous forward's output (outside the row's timing) before the row. Forwards
-  // inside one row release each other's outputs in between.
+  // The workload's step the backend runs inside the row (Backend::run_step; today's names in
+  // workload_steps.hpp), and how many times: once, or once per forward of a row of forwards.
+  std::string step;
+  int runs = 1;
+  // Whether each run leaves an output alive until release_output (a forward's): runs inside
+  // one row release each other's outputs in between.
+  bool keeps_output = false;
+  // Release the previous output (outside the row's timing) before the row.
   bool release_first = false;
 };
 
@@ -100,14 +115,18 @@ class Workload {
   // How messages name the configuration's shape: "batch 1, context 16, width 64, hidden 256,
   // dtype float32".
   virtual std::string shape_text() const = 0;
-  // What the backend builds and runs on `device_index`.
-  virtual ModelSpec model_spec(int device_index, std::uint64_t seed) const = 0;
+  // What the backend runs on `device_index`: its kind and its payload, from its codec.
+  virtual WorkloadSpec workload_spec(int device_index, std::uint64_t seed) const = 0;
 
   // The allocations of the backend's steps, in the order its ops make them.
   virtual void allocate_model(AllocationRecorder& allocator) const = 0;
   virtual void allocate_inputs(AllocationRecorder& allocator) const = 0;
   // The forwards of one run, in the order the protocol calls them.
   virtual std::unique_ptr<ForwardAllocations> forward_allocations() const = 0;
+  // The steps of one run as allocations: by default the model's, the inputs' and the
+  // forwards' above for the steps load_model, create_inputs and forward (workload.cpp); a
+  // workload with other steps gives its own.
+  virtual std::unique_ptr<StepAllocations> step_allocations() const;
   // Bytes the weights and the inputs take on the GPU (elements × the run's dtype bytes).
   virtual std::uint64_t parameter_bytes() const = 0;
   virtual std::uint64_t input_bytes() const = 0;
