@@ -64,29 +64,22 @@ void report_fields(Codec& codec, Report& report) {
 }  // namespace
 
 std::string encode_decoder_payload(const DecoderPayload& payload) {
-  PayloadWriter writer;
-  payload_fields(writer, payload);
-  return writer.text();
+  return encode_fields(payload, [](auto& codec, auto& value) { payload_fields(codec, value); });
 }
 
 std::string decode_decoder_payload(const std::string& text, DecoderPayload& payload) {
-  PayloadReader reader(text);
-  payload_fields(reader, payload);
-  if (reader.problem().empty() && (payload.batch <= 0 || payload.context <= 0 || payload.new_tokens <= 0))
+  const std::string problem = decode_fields(text, payload, [](auto& codec, auto& value) { payload_fields(codec, value); });
+  if (problem.empty() && (payload.batch <= 0 || payload.context <= 0 || payload.new_tokens <= 0))
     return "batch, context and new_tokens must be positive";
-  return reader.problem();
+  return problem;
 }
 
 std::string encode_decoder_run_report(const DecoderRunReport& report) {
-  PayloadWriter writer;
-  report_fields(writer, report);
-  return writer.text();
+  return encode_fields(report, [](auto& codec, auto& value) { report_fields(codec, value); });
 }
 
 std::string decode_decoder_run_report(const std::string& text, DecoderRunReport& report) {
-  PayloadReader reader(text);
-  report_fields(reader, report);
-  return reader.problem();
+  return decode_fields(text, report, [](auto& codec, auto& value) { report_fields(codec, value); });
 }
 
 }  // namespace iteragpu

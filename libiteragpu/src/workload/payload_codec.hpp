@@ -125,4 +125,21 @@ class PayloadReader {
   std::string path_;
 };
 
+// `value` written by its field list: `fields(codec, value)` names each member once, for both
+// directions.
+template <typename Value, typename Fields>
+std::string encode_fields(const Value& value, Fields fields) {
+  PayloadWriter writer;
+  fields(writer, value);
+  return writer.text();
+}
+
+// `value` read back by the same field list; the reader's one-line problem, "" when it read.
+template <typename Value, typename Fields>
+std::string decode_fields(const std::string& text, Value& value, Fields fields) {
+  PayloadReader reader(text);
+  fields(reader, value);
+  return reader.problem();
+}
+
 }  // namespace iteragpu

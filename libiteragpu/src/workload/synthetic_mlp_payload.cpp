@@ -17,18 +17,14 @@ void payload_fields(Codec& codec, Payload& payload) {
 }  // namespace
 
 std::string encode_synthetic_mlp_payload(const SyntheticMlpPayload& payload) {
-  PayloadWriter writer;
-  payload_fields(writer, payload);
-  return writer.text();
+  return encode_fields(payload, [](auto& codec, auto& value) { payload_fields(codec, value); });
 }
 
 std::string decode_synthetic_mlp_payload(const std::string& text, SyntheticMlpPayload& payload) {
-  PayloadReader reader(text);
-  payload_fields(reader, payload);
-  if (reader.problem().empty() &&
-      (payload.batch <= 0 || payload.context <= 0 || payload.width <= 0 || payload.hidden <= 0))
+  const std::string problem = decode_fields(text, payload, [](auto& codec, auto& value) { payload_fields(codec, value); });
+  if (problem.empty() && (payload.batch <= 0 || payload.context <= 0 || payload.width <= 0 || payload.hidden <= 0))
     return "model dimensions must be positive";
-  return reader.problem();
+  return problem;
 }
 
 }  // namespace iteragpu
