@@ -122,6 +122,12 @@ TEST(WorkloadPayload, MalformedIsRefusedWithOneLine) {
                      "at /batch: not an integer"},
            Malformed{"{\"batch\": 0, \"context\": 16, \"width\": 64, \"hidden\": 256}",
                      "model dimensions must be positive"},
+           // Numbers RapidJSON 1.1.0 reads with undefined behaviour, refused before it parses
+           // (found by tests/fuzz/workload_payload_fuzzer.cpp).
+           Malformed{"{\"batch\": 18446744073709551615551615}", "a number at offset 10 that is longer than"},
+           Malformed{"{\"hidden\": 0.0001844674407370955161599}", "a number at offset 11 that is longer than"},
+           Malformed{"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+                     "nested more than 64 levels deep"},
        }) {
     SyntheticMlpPayload payload;
     const std::string reason = decode_synthetic_mlp_payload(malformed.text, payload);

@@ -13,12 +13,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "mechanics/json_text_guard.hpp"
+
 namespace iteragpu {
 
-// Deeper than any document iteragpu writes (a measurement is 5 levels deep).
-inline constexpr int kMaxJsonDepth = 64;
-// Longer than any number iteragpu writes (at most 25 characters, "-1.2345678901234567e-308").
-inline constexpr std::size_t kMaxJsonNumberLength = 64;
 
 // Parses `text` into `document`. Returns "" on success, else the reason in a few words:
 // "not valid JSON (Invalid value. at offset 3)", "nested more than 64 levels deep".

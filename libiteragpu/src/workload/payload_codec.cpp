@@ -1,5 +1,7 @@
 #include "workload/payload_codec.hpp"
 
+#include "mechanics/json_text_guard.hpp"
+
 #include <rapidjson/error/en.h>
 
 #include <utility>
@@ -90,8 +92,10 @@ PayloadReader::PayloadReader(const std::string& text)
   // infinities: every double reads back as the one written.
   constexpr unsigned kFlags =
       rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag | rapidjson::kParseNanAndInfFlag;
-  document_->Parse<kFlags>(text.data(), text.size());
-  if (document_->HasParseError()) {
+  *problem_ = json_text_refusal(text);  // what RapidJSON would read with undefined behaviour
+  if (!problem_->empty()) {
+    document_->SetObject();
+  } else if (document_->Parse<kFlags>(text.data(), text.size()).HasParseError()) {
     *problem_ = std::string("not valid JSON (") + rapidjson::GetParseError_En(document_->GetParseError()) +
                 " at offset " + std::to_string(document_->GetErrorOffset()) + ")";
   } else if (!document_->IsObject()) {
