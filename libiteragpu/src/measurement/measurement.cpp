@@ -304,7 +304,7 @@ std::string Measurement::to_json() const {
   json.end_array();
   write_timing(json, timing);
   if (run) workload->write_run_json(json, *run);
-  json.key("notes").value(workload->notes());
+  json.key("notes").value(measurement_notes(*workload));
   return json.finish();
 }
 
@@ -406,7 +406,7 @@ std::string Measurement::to_text() const {
   if (run) text += workload->run_text(*run);
   text += prediction_text(*this, *workload);
   text += "\nBytes are this process's caching-allocator counters on the selected GPU. Notes:\n";
-  for (const auto& note : workload->notes()) text += "  - " + note + "\n";
+  for (const auto& note : measurement_notes(*workload)) text += "  - " + note + "\n";
   return text;
 }
 

@@ -31,6 +31,16 @@ constexpr std::int64_t kMaxTokenIds = std::int64_t{1} << 31;  // batch × (conte
 // SDPA's grouped-query path takes keys and values of at most this head size (decoder_module.cpp).
 constexpr std::int64_t kGroupedAttentionMaxHeadDim = 256;
 
+// The report of a checkpoint's run (Backend::run_report), read back; MeasurementFailed when it
+// is malformed.
+DecoderRunReport read_decoder_run_report(const std::string& text) {
+  DecoderRunReport report;
+  const std::string malformed = decode_decoder_run_report(text, report);
+  if (!malformed.empty())
+    throw MeasurementFailed("the backend's report of the checkpoint run is malformed: " + malformed);
+  return report;
+}
+
 class DecoderWorkload final : public Workload {
  public:
   // `tensors` empty: a recorded checkpoint, described but not runnable.
@@ -237,9 +247,6 @@ class DecoderWorkload final : public Workload {
   // What the rows of a checkpoint's run mean, in place of the synthetic MLP's forward notes.
   std::vector<std::string> notes() const override {
     return {
-        "allocated_bytes is part of reserved_bytes: never add them.",
-        "peak_allocated_bytes and peak_reserved_bytes are separate maxima over the phase (the "
-        "peaks are reset at its start): never subtract one from the other.",
         "The counters cover this process's LibTorch caching allocator on the selected GPU only; "
         "device_used_bytes (cudaMemGetInfo at the end) is what the card holds besides: the CUDA "
         "context, libraries, the allocator's segments and any other process.",
@@ -253,8 +260,6 @@ class DecoderWorkload final : public Workload {
         "timing statistics.",
         "Inference only, one GPU, no quantization, no tokenizer: token ids are random, uniform "
         "over the vocabulary, from the seed.",
-        "The figures depend on the allocator and the software versions: keep the environment "
-        "section with the results.",
     };
   }
   int phase_column_width() const override { return 18; }  // "warmup decode 16"
@@ -435,14 +440,6 @@ void resolve_decoder_configuration(MeasureConfiguration& configuration) {
   configuration.hidden = checkpoint.architecture.intermediate_size;
   configuration.hidden_is_default = false;
   DecoderWorkload(record_of(checkpoint), {}, configuration);  // checks the rest
-}
-
-DecoderRunReport read_decoder_run_report(const std::string& text) {
-  DecoderRunReport report;
-  const std::string malformed = decode_decoder_run_report(text, report);
-  if (!malformed.empty())
-    throw MeasurementFailed("the backend's report of the checkpoint run is malformed: " + malformed);
-  return report;
 }
 
 }  // namespace iteragpu

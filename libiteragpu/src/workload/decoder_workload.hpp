@@ -34,8 +34,5 @@ void resolve_decoder_configuration(MeasureConfiguration& configuration);
 // again, for a configuration read back from JSON).
 DecoderCheckpoint checkpoint_of(const MeasureConfiguration& configuration);
 
-// The report of a checkpoint's run (Backend::run_report), read back; MeasurementFailed when it
-// is malformed.
-DecoderRunReport read_decoder_run_report(const std::string& text);
 
 }  // namespace iteragpu

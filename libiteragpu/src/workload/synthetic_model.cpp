@@ -212,9 +212,6 @@ class SyntheticMlp final : public Workload {
 
   std::vector<std::string> notes() const override {
     return {
-        "allocated_bytes is part of reserved_bytes: never add them.",
-        "peak_allocated_bytes and peak_reserved_bytes are separate maxima over the phase (the "
-        "peaks are reset at its start): never subtract one from the other.",
         "The counters cover this process's LibTorch caching allocator on the selected GPU only: "
         "not the whole GPU memory, the driver or CUDA context, other processes or other GPUs.",
         "host_seconds is host wall-clock time around the phase's work and the synchronization "
@@ -228,8 +225,6 @@ class SyntheticMlp final : public Workload {
         "are the GPU's only. cold_forward is the first forward after device, generator and inputs "
         "are initialised, not a machine or driver cold start.",
         "Inference only: no gradients, autocast, optimizer, quantization or multi-GPU split.",
-        "The figures depend on the allocator and the software versions: keep the environment "
-        "section with the results.",
     };
   }
   int phase_column_width() const override { return 13; }  // "cold_forward"
@@ -272,17 +267,19 @@ SyntheticModel SyntheticModel::from(const MeasureConfiguration& request) {
 }
 
 
+namespace {
+std::unique_ptr<const Workload> synthetic_mlp_for(const MeasureConfiguration& configuration) {
+  return std::make_unique<SyntheticMlp>(SyntheticModel::from(configuration));
+}
+}  // namespace
+
 const WorkloadKind& synthetic_mlp_kind() {
   static const WorkloadKind kind{
       kSyntheticMlpKind,
       [](const MeasureConfiguration& configuration) { return configuration.model.empty(); },
-      [](const MeasureConfiguration& configuration) -> std::unique_ptr<const Workload> {
-        return std::make_unique<SyntheticMlp>(SyntheticModel::from(configuration));
-      },
+      synthetic_mlp_for,
       // Its file's section follows from the configuration alone (check_json compares them).
-      [](const MeasureConfiguration& configuration, const JsonObjectReader&) -> std::unique_ptr<const Workload> {
-        return std::make_unique<SyntheticMlp>(SyntheticModel::from(configuration));
-      },
+      [](const MeasureConfiguration& configuration, const JsonObjectReader&) { return synthetic_mlp_for(configuration); },
   };
   return kind;
 }

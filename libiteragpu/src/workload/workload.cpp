@@ -1,5 +1,6 @@
-// The steps of today's workloads as allocations: load_model, create_inputs and forward, each
-// the Workload's own allocate_model, allocate_inputs and forward_allocations.
+// A measurement's notes around the workload's own, and the steps of today's workloads as
+// allocations: load_model, create_inputs and forward, each the Workload's own allocate_model,
+// allocate_inputs and forward_allocations.
 
 #include "workload/workload.hpp"
 
@@ -33,6 +34,18 @@ class ModelInputsAndForwards final : public StepAllocations {
 };
 
 }  // namespace
+
+std::vector<std::string> measurement_notes(const Workload& workload) {
+  std::vector<std::string> notes = {
+      "allocated_bytes is part of reserved_bytes: never add them.",
+      "peak_allocated_bytes and peak_reserved_bytes are separate maxima over the phase (the "
+      "peaks are reset at its start): never subtract one from the other.",
+  };
+  for (std::string& note : workload.notes()) notes.push_back(std::move(note));
+  notes.push_back("The figures depend on the allocator and the software versions: keep the environment "
+                  "section with the results.");
+  return notes;
+}
 
 std::unique_ptr<StepAllocations> Workload::step_allocations() const {
   return std::make_unique<ModelInputsAndForwards>(*this);

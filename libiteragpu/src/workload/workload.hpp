@@ -145,7 +145,8 @@ class Workload {
   // Checks the section a measurement file wrote against this workload (the reader);
   // DataFileError naming the member that differs.
   virtual void check_json(const JsonObjectReader& document) const = 0;
-  // What a measurement file's notes and text's notes say its rows mean.
+  // What its rows mean, for a measurement's notes (between the notes every measurement has:
+  // measurement_notes()).
   virtual std::vector<std::string> notes() const = 0;
   // The width of the text's phase column ("cold_forward", "warmup decode 16").
   virtual int phase_column_width() const = 0;
@@ -172,6 +173,10 @@ class Workload {
     return nullptr;
   }
 };
+
+// A measurement's notes: how to read the counters, the workload's own notes, and what the
+// figures depend on (workload.cpp).
+std::vector<std::string> measurement_notes(const Workload& workload);
 
 // One kind of workload as the registry knows it: its name (the backend plugin's module is
 // registered under the same name), which configurations ask for it, and how it is made from a
