@@ -13,6 +13,7 @@
 #include "fake_backend.hpp"
 #include "iteragpu/backend.hpp"
 #include "workload/decoder_payload.hpp"
+#include "workload/training_payload.hpp"
 #include "workload/synthetic_mlp_payload.hpp"
 
 namespace iteragpu::testing {
@@ -58,6 +59,21 @@ DecoderPayload every_member_set() {
   return payload;
 }
 
+// A LoRA step of the same checkpoint, every member set.
+TrainingPayload lora_step() {
+  const DecoderPayload checkpoint = every_member_set();
+  TrainingPayload payload;
+  payload.batch = checkpoint.batch;
+  payload.context = checkpoint.context;
+  payload.method = "lora";
+  payload.lora_rank = 16;
+  payload.lora_alpha = 32.5;
+  payload.lora_targets = "q_proj,v_proj";
+  payload.architecture = checkpoint.architecture;
+  payload.tensors = checkpoint.tensors;
+  return payload;
+}
+
 TEST(WorkloadPayload, SyntheticMlpRoundTrip) {
   SyntheticMlpPayload written;
   written.batch = 2;
@@ -86,6 +102,51 @@ TEST(WorkloadPayload, DecoderRoundTrip) {
   EXPECT_EQ(read.tensors[0].offset, std::numeric_limits<std::uint64_t>::max() - 1);
   EXPECT_EQ(read.tensors[0].shape, (std::vector<std::int64_t>{128256, 4096}));
   EXPECT_EQ(read.tensors[1].name, "model.norm.weight");
+}
+
+TEST(WorkloadPayload, TrainingRoundTrip) {
+  const std::string text = encode_training_payload(lora_step());
+  TrainingPayload read;
+  ASSERT_EQ(decode_training_payload(text, read), "");
+  EXPECT_EQ(encode_training_payload(read), text);
+  EXPECT_EQ(read.method, "lora");
+  EXPECT_EQ(read.lora_rank, 16);
+  EXPECT_EQ(read.lora_alpha, 32.5);
+  EXPECT_EQ(read.lora_targets, "q_proj,v_proj");
+  EXPECT_EQ(read.architecture.rope_factor, 0.1 + 0.2);
+  ASSERT_EQ(read.tensors.size(), 2u);
+  EXPECT_EQ(read.tensors[1].name, "model.norm.weight");
+}
+
+TEST(WorkloadPayload, TrainingRefusesWhatNoStepCanRun) {
+  TrainingPayload payload = lora_step();
+  TrainingPayload read;
+  payload.method = "qlora";
+  EXPECT_EQ(decode_training_payload(encode_training_payload(payload), read), "method must be full or lora");
+  payload = lora_step();
+  payload.lora_targets.clear();
+  EXPECT_EQ(decode_training_payload(encode_training_payload(payload), read),
+            "a LoRA step needs a positive rank and at least one target");
+  payload.method = "full";  // full fine-tuning needs no target
+  EXPECT_EQ(decode_training_payload(encode_training_payload(payload), read), "");
+  payload.context = 0;
+  EXPECT_EQ(decode_training_payload(encode_training_payload(payload), read), "batch and context must be positive");
+}
+
+TEST(WorkloadPayload, TrainingRunReportRoundTrip) {
+  TrainingRunReport written;
+  written.attention_backend = "flash_attention";
+  const float losses[] = {12.152650833129883f, 5.721184730529785f};
+  written.losses_float32.assign(reinterpret_cast<const char*>(losses), sizeof losses);
+  written.parameters = 1235814400;
+  written.trainable_parameters = 11272192;
+  TrainingRunReport read;
+  ASSERT_EQ(decode_training_run_report(encode_training_run_report(written), read), "");
+  EXPECT_EQ(read.attention_backend, written.attention_backend);
+  EXPECT_EQ(read.losses_float32, written.losses_float32);
+  EXPECT_EQ(read.parameters, written.parameters);
+  EXPECT_EQ(read.trainable_parameters, written.trainable_parameters);
+  EXPECT_FALSE(read.device_used_bytes);
 }
 
 TEST(WorkloadPayload, DecoderRunReportRoundTripWithBinaryLogits) {
@@ -183,9 +244,10 @@ TEST(WorkloadSeam, TheTorchPluginRefusesAnUnknownKindAndAMalformedPayload) {
   const std::unique_ptr<Backend> backend(create());
   ASSERT_NE(backend, nullptr);
 
-  const BackendStatus unknown = backend->open(spec_of("training", encode_synthetic_mlp_payload({})));
+  const BackendStatus unknown = backend->open(spec_of("speculative-decoding", encode_synthetic_mlp_payload({})));
   EXPECT_EQ(unknown.code, Code::kUnsupported);
-  EXPECT_EQ(unknown.message, "this plugin has no workload training (it has: decoder, synthetic-mlp)");
+  EXPECT_EQ(unknown.message,
+            "this plugin has no workload speculative-decoding (it has: decoder, synthetic-mlp, training)");
 
   const BackendStatus malformed = backend->open(spec_of(kSyntheticMlpKind, "{\"batch\": 1,\n\"context\""));
   EXPECT_EQ(malformed.code, Code::kFailed);
@@ -194,8 +256,13 @@ TEST(WorkloadSeam, TheTorchPluginRefusesAnUnknownKindAndAMalformedPayload) {
   EXPECT_EQ(malformed.message.find('\n'), std::string::npos) << malformed.message;
 
   // Well-formed specs of both kinds pass the workload's check: what answers then is the device.
+  const BackendStatus untrainable = backend->open(spec_of(kTrainingKind, "{\"batch\": 1}"));
+  EXPECT_EQ(untrainable.code, Code::kFailed);
+  EXPECT_EQ(untrainable.message, "the training payload is malformed: at /context: missing");
+
   for (const WorkloadSpec& spec : {spec_of(kSyntheticMlpKind, encode_synthetic_mlp_payload({})),
-                                   spec_of(kDecoderKind, encode_decoder_payload(every_member_set()))}) {
+                                   spec_of(kDecoderKind, encode_decoder_payload(every_member_set())),
+                                   spec_of(kTrainingKind, encode_training_payload(lora_step()))}) {
     const BackendStatus opened = backend->open(spec);
     if (!opened.ok()) EXPECT_EQ(opened.code, Code::kDeviceUnavailable) << spec.kind << ": " << opened.message;
     backend->close();

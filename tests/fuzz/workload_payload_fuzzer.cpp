@@ -11,6 +11,7 @@
 #include <string>
 
 #include "workload/decoder_payload.hpp"
+#include "workload/training_payload.hpp"
 #include "workload/synthetic_mlp_payload.hpp"
 
 namespace {
@@ -40,6 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   check<iteragpu::DecoderPayload>(text, iteragpu::encode_decoder_payload, iteragpu::decode_decoder_payload);
   check<iteragpu::DecoderRunReport>(text, iteragpu::encode_decoder_run_report, iteragpu::decode_decoder_run_report);
+  check<iteragpu::TrainingPayload>(text, iteragpu::encode_training_payload, iteragpu::decode_training_payload);
+  check<iteragpu::TrainingRunReport>(text, iteragpu::encode_training_run_report, iteragpu::decode_training_run_report);
   check<iteragpu::SyntheticMlpPayload>(text, iteragpu::encode_synthetic_mlp_payload,
                                        iteragpu::decode_synthetic_mlp_payload);
   return 0;

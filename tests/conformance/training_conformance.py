@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""The training step's plugin module against the Python loop, cell by cell, on the GPU machine.
+
+For every cell (training_reference.py's SPEC: shape:dtype:full|lora:batch:sequence) it writes
+the checkpoint (random weights at a real shape), runs the loop in Python
+(training_reference.py, a fresh process) and the plugin module through the backend ABI
+(training_probe, a fresh process), and compares: every counter of every row, the rows' names,
+each step's loss, the parameter counts. Prints one line per cell and each difference; writes
+both sides and the verdicts as JSON. Exit status 1 when any cell differs.
+
+Usage: training_conformance.py --probe BIN --plugin SO --work-dir DIR --summary FILE [--cells SPEC ...]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import decoder_conformance  # noqa: E402
+import training_reference  # noqa: E402
+
+COUNTERS = training_reference.COUNTERS
+DEFAULT_CELLS = ["llama-2-layers:bfloat16:full:1:128", "llama-2-layers:bfloat16:lora:1:128",
+                 "llama-1b:bfloat16:full:1:512", "qwen2-1.5b:bfloat16:lora:2:1024", "qwen3-0.6b:bfloat16:full:2:1024"]
+
+
+def compare(reference, measured):
+    """The differences, one line each: rows, counters, losses, parameter counts."""
+    problems = []
+    names = [(r["phase"], r["step"]) for r in reference["rows"]]
+    if names != [(r["phase"], r["step"]) for r in measured["rows"]]:
+        return [f"rows differ: {names} against {[(r['phase'], r['step']) for r in measured['rows']]}"]
+    for ref, got in zip(reference["rows"], measured["rows"]):
+        for counter in COUNTERS:
+            if ref[counter] != got[counter]:
+                problems.append(f"{ref['phase']}{'' if ref['step'] is None else '-' + str(ref['step'])} {counter}: "
+                                f"Python {ref[counter]:,}, iteragpu {got[counter]:,} ({got[counter] - ref[counter]:+,})")
+    if reference["losses"] != measured["losses"]:
+        problems.append(f"losses: Python {reference['losses']}, iteragpu {measured['losses']}")
+    for key in ("parameters", "trainable_parameters"):
+        if reference[key] != measured[key]:
+            problems.append(f"{key}: Python {reference[key]:,}, iteragpu {measured[key]:,}")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--probe", required=True)
+    parser.add_argument("--plugin", required=True)
+    parser.add_argument("--work-dir", required=True)
+    parser.add_argument("--summary", required=True)
+    parser.add_argument("--cells", nargs="*", default=DEFAULT_CELLS)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=20260924)
+    args = parser.parse_args()
+    targets = ",".join(training_reference.LORA_TARGETS)
+    summary = dict(steps=args.steps, seed=args.seed, cells=[])
+    failed = False
+    for spec in args.cells:
+        cell = training_reference.parse_cell(spec)
+        if cell["gradient_checkpointing"]:
+            raise SystemExit(f"{spec}: gradient checkpointing is not in the plugin module yet")
+        folder = os.path.join(args.work_dir, f"{cell['shape']}-{cell['dtype']}")
+        subprocess.run([sys.executable, decoder_conformance.__file__, "--write", cell["shape"], cell["dtype"], folder],
+                       check=True, capture_output=True)
+        reference_file = os.path.join(args.work_dir, "reference.json")
+        measured_file = os.path.join(args.work_dir, "measured.json")
+        for stale in (reference_file, measured_file):
+            if os.path.exists(stale):
+                os.remove(stale)
+        python = subprocess.run([sys.executable, training_reference.__file__, "--work-dir", args.work_dir,
+                                 "--output", reference_file, "--one-cell", spec, "--steps", str(args.steps),
+                                 "--seed", str(args.seed)], capture_output=True, text=True)
+        probe = subprocess.run([args.probe, args.plugin, folder, cell["dtype"], cell["mode"], str(cell["batch"]),
+                                str(cell["sequence"]), str(args.steps), str(args.seed), "16", "32", targets,
+                                measured_file], capture_output=True, text=True)
+        entry = dict(cell=spec)
+        if python.returncode != 0 or probe.returncode != 0:
+            entry["error"] = (python.stderr.strip().splitlines() or ["?"])[-1] if python.returncode else \
+                (probe.stderr.strip().splitlines() or ["?"])[-1]
+            problems = [entry["error"]]
+        else:
+            entry["python"] = json.load(open(reference_file))
+            entry["iteragpu"] = json.load(open(measured_file))
+            problems = compare(entry["python"], entry["iteragpu"])
+        entry["differences"] = problems
+        summary["cells"].append(entry)
+        failed = failed or bool(problems)
+        rows = len(entry.get("python", {}).get("rows", []))
+        counters = rows * len(COUNTERS)
+        unequal = sum(1 for p in problems if ": Python " in p and not p.startswith(("losses", "parameters",
+                                                                                      "trainable")))
+        print(f"{spec}: " + ("EQUAL" if not problems else "DIFFERENT") +
+              f" — {counters - unequal}/{counters} counters equal, losses "
+              f"{'equal' if not any(p.startswith('losses') for p in problems) else 'differ'}", flush=True)
+        for problem in problems[:40]:
+            print(f"  {problem}", flush=True)
+    with open(args.summary, "w") as out:
+        json.dump(summary, out, indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
