@@ -1,9 +1,11 @@
 #include "model_options.hpp"
 
 #include <iostream>
+#include <string>
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/printable_text.hpp"
+#include "iteragpu/workload_options.hpp"
 
 namespace iteragpu::cli {
 namespace {
@@ -42,8 +44,11 @@ void add_checkpoint_options(po::options_description& options) {
        "instead of the synthetic MLP: a folder with config.json and safetensors weights, or a Hugging "
        "Face Hub id org/name[@revision] (read from the Hugging Face cache, else only config.json and "
        "the safetensors headers over HTTPS; measure needs the weights in the cache); --context is "
-       "then the prompt length and --dtype defaults to the checkpoint's")
-      ("new-tokens", po::value<std::string>(), "with --model: decode steps after the prefill, one row each (default 16)");
+       "then the prompt length and --dtype defaults to the checkpoint's");
+  // Every workload's own options, as it declares them (WorkloadKind::options).
+  for (const WorkloadOption& option : declared_workload_options())
+    options.add_options()(option.name, po::value<std::string>(),
+                          (std::string(option.help) + " (default " + option.default_text + ")").c_str());
   add_hub_options(options);
 }
 
@@ -75,7 +80,8 @@ MeasureConfiguration measure_configuration_from(const po::variables_map& values,
   request.hidden = given("hidden");
   request.dtype = given("dtype");
   request.model = given("model");
-  request.new_tokens = given("new-tokens");
+  for (const WorkloadOption& option : declared_workload_options())
+    if (const std::optional<std::string> text = given(option.name)) request.workload_options[option.name] = *text;
   request.timeout = given("timeout");
   request.warmup = text_option(values, "warmup", request.warmup);
   request.repeats = text_option(values, "repeats", request.repeats);

@@ -10,7 +10,8 @@ namespace iteragpu::cli {
 
 // --batch, --context, --width, --hidden, --dtype, --warmup, --repeats, --seed.
 void add_model_options(po::options_description& options);
-// --model, --new-tokens: a checkpoint folder instead of the synthetic MLP (measure).
+// --model (a checkpoint folder instead of the synthetic MLP), then every workload's own
+// options as it declares them (--new-tokens), then the Hub's (add_hub_options).
 void add_checkpoint_options(po::options_description& options);
 // --timeout, --verbose: how a Hub id is read (with --model, or estimate --checkpoint).
 void add_hub_options(po::options_description& options);

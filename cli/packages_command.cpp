@@ -1,10 +1,14 @@
 // `iteragpu packages`: a rental package quote, or the catalog itself with --list.
 
+#include <string>
+#include <vector>
+
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/package_calculator.hpp"
 #include "iteragpu/package_fit.hpp"
+#include "iteragpu/workload_options.hpp"
 #include "model_options.hpp"
 
 namespace iteragpu::cli {
@@ -93,7 +97,10 @@ int run_packages(const std::vector<std::string>& args) {
         values.count("catalog") ? PackageCalculator(Catalog::load(option_text(values, "catalog"))) : PackageCalculator();
     return run_package_fit(values, calculator, json);
   }
-  for (const char* model_option : {"batch", "context", "dtype", "warmup", "repeats", "new-tokens", "measurement"})
+  std::vector<std::string> model_options{"batch", "context", "dtype", "warmup", "repeats"};
+  for (const WorkloadOption& option : declared_workload_options()) model_options.emplace_back(option.name);
+  model_options.emplace_back("measurement");
+  for (const std::string& model_option : model_options)
     if (values.count(model_option))
       throw UsageError(model_option, "needs --model (a checkpoint whose fit on each GPU to judge)");
 

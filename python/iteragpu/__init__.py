@@ -103,6 +103,7 @@ from ._iteragpu import fit_packages as _fit_packages
 from ._iteragpu import predict_memory as _predict_memory
 from ._iteragpu import report_results as _report_results
 from ._measure import PhaseMeasurer, measure, sweep
+from ._measure import listing_workload_keywords as _listing_workload_keywords
 
 
 def _given(**keywords):
@@ -172,9 +173,10 @@ def environment(*, device=None, output=None, backend_path=None):
     return Environment().collect(**_given(device=device, output=output, backend_path=backend_path))
 
 
+@_listing_workload_keywords
 def predict(*, device=None, compute_capability=None, batch=None, context=None, width=None,
             hidden=None, dtype=None, warmup=None, repeats=None, seed=None, backend_path=None,
-            model=None, new_tokens=None, timeout=None):
+            model=None, timeout=None, **workload_options):
     """The allocator counters measure() will record with the same options, phase by phase,
     predicted from PyTorch's caching-allocator rules before any GPU is touched.
 
@@ -187,11 +189,12 @@ def predict(*, device=None, compute_capability=None, batch=None, context=None, w
         batch, context, width, hidden, dtype, warmup, repeats, seed: as for measure()
             (None keeps measure()'s default).
         backend_path: an explicit LibTorch backend plugin file (with device).
-        model, new_tokens: a checkpoint folder, or a Hub id "org/name[@revision]" (the
-            Hugging Face cache, else its config.json and safetensors headers over HTTPS; no
-            tensor data is read), and its decode steps, as for measure(model=...): every
-            prefill and decode row is predicted.
+        model: a checkpoint folder, or a Hub id "org/name[@revision]" (the Hugging Face
+            cache, else its config.json and safetensors headers over HTTPS; no tensor data is
+            read), as for measure(model=...): every prefill and decode row is predicted.
         timeout: with a Hub id, seconds per HTTP request (None: 10).
+        **workload_options: the workload's own options, as for measure() (new_tokens with
+            model: its decode steps).
 
     Returns:
         MemoryPrediction: ``to_dict()`` equals ``iteragpu predict --format json``.
@@ -202,7 +205,7 @@ def predict(*, device=None, compute_capability=None, batch=None, context=None, w
     """
     options = {"batch": batch, "context": context, "width": width, "hidden": hidden,
                "dtype": dtype, "warmup": warmup, "repeats": repeats, "seed": seed,
-               "backend_path": backend_path, "model": model, "new_tokens": new_tokens, "timeout": timeout}
+               "backend_path": backend_path, "model": model, "timeout": timeout, **workload_options}
     request = MeasureRequest(device="" if device is None else device,
                              **{k: v for k, v in options.items() if v is not None})
     if compute_capability is not None and not isinstance(compute_capability, str):
@@ -228,8 +231,9 @@ def quote(gpu, days, *, lots=None, accepted_results=None, catalog=None):
     return PackageCalculator(catalog).quote(gpu, days, **_given(lots=lots, accepted_results=accepted_results))
 
 
-def packages(*, model, batch=None, context=None, new_tokens=None, dtype=None, warmup=None, repeats=None,
-             days=None, measurement=None, catalog=None, timeout=None):
+@_listing_workload_keywords
+def packages(*, model, batch=None, context=None, dtype=None, warmup=None, repeats=None,
+             days=None, measurement=None, catalog=None, timeout=None, **workload_options):
     """Which rental package's GPU holds a checkpoint at a batch and context, as
     ``iteragpu packages --model`` judges it: the predicted peak reserved bytes plus the
     process's memory outside the caching allocator, against each catalog GPU model's memory
@@ -240,7 +244,8 @@ def packages(*, model, batch=None, context=None, new_tokens=None, dtype=None, wa
     Args:
         model: a checkpoint folder (config.json and safetensors; headers only are read), or a
             Hub id "org/name[@revision]" (the Hugging Face cache, else the headers over HTTPS).
-        batch, context, new_tokens, dtype, warmup, repeats: as for measure(model=...).
+        batch, context, dtype, warmup, repeats, **workload_options (new_tokens): as for
+            measure(model=...).
         days: 3, 7 or 30: each package's price for that duration (None: no prices).
         measurement: a measure(model=...) file of the same checkpoint and configuration: its
             decode rate prices a million generated tokens on the GPU model it ran on.
@@ -250,8 +255,8 @@ def packages(*, model, batch=None, context=None, new_tokens=None, dtype=None, wa
     Returns:
         PackageFitReport: ``to_dict()`` equals ``iteragpu packages --model ... --format json``.
     """
-    options = {"batch": batch, "context": context, "new_tokens": new_tokens, "dtype": dtype,
-               "warmup": warmup, "repeats": repeats, "timeout": timeout}
+    options = {"batch": batch, "context": context, "dtype": dtype, "warmup": warmup, "repeats": repeats,
+               "timeout": timeout, **workload_options}
     request = MeasureRequest(device="", model=model, **{k: v for k, v in options.items() if v is not None})
     return _fit_packages(request, days, measurement, catalog)
 
@@ -421,6 +426,10 @@ def _constructor_signatures():
         parameters = list(signature.parameters.values())[1:]  # self
         if any(parameter.kind is parameter.VAR_POSITIONAL for parameter in parameters):
             continue  # pybind11's "no constructor defined", or overloads
+        if klass is MeasureRequest:  # the workloads' own keywords, as they declare them
+            parameters = [p for p in parameters if p.kind is not p.VAR_KEYWORD]
+            parameters += [inspect.Parameter(keyword, inspect.Parameter.KEYWORD_ONLY, default=None)
+                           for keyword in _iteragpu._workload_option_keywords()]
         klass.__signature__ = signature.replace(parameters=parameters)
 
 

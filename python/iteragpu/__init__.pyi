@@ -94,20 +94,20 @@ class PhaseMeasurer:
                 output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
                 in_process: bool = ...,
                 progress: Progress = ..., model: Optional[PathArg] = ...,
-                new_tokens: Optional[IntText] = ...,
-                timeout: Optional[Number] = ...) -> Union[Measurement, MeasurementSummary]: ...
+                timeout: Optional[Number] = ...,
+                **workload_options: Optional[IntText]) -> Union[Measurement, MeasurementSummary]: ...
 
 def packages(*, model: PathArg, batch: Optional[IntText] = ..., context: Optional[IntText] = ...,
-             new_tokens: Optional[IntText] = ..., dtype: Optional[str] = ..., warmup: Optional[IntText] = ...,
+             dtype: Optional[str] = ..., warmup: Optional[IntText] = ...,
              repeats: Optional[IntText] = ..., days: Optional[IntText] = ..., measurement: Optional[PathArg] = ...,
              catalog: Union[None, PathArg, Catalog] = ...,
-             timeout: Optional[Number] = ...) -> PackageFitReport: ...
+             timeout: Optional[Number] = ..., **workload_options: Optional[IntText]) -> PackageFitReport: ...
 def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[str, float]] = ...,
             batch: Optional[int] = ..., context: Optional[int] = ..., width: Optional[int] = ...,
             hidden: Optional[int] = ..., dtype: Optional[str] = ..., warmup: Optional[int] = ...,
             repeats: Optional[int] = ..., seed: Optional[int] = ...,
             backend_path: Optional[PathArg] = ..., model: Optional[PathArg] = ...,
-            new_tokens: Optional[int] = ..., timeout: Optional[Number] = ...) -> MemoryPrediction: ...
+            timeout: Optional[Number] = ..., **workload_options: Optional[IntText]) -> MemoryPrediction: ...
 
 def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
             width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
@@ -115,13 +115,13 @@ def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
             output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
             in_process: bool = ...,
             progress: Progress = ..., model: Optional[PathArg] = ...,
-            new_tokens: Optional[IntText] = ...,
-            timeout: Optional[Number] = ...) -> Union[Measurement, MeasurementSummary]: ...
+            timeout: Optional[Number] = ...,
+            **workload_options: Optional[IntText]) -> Union[Measurement, MeasurementSummary]: ...
 def sweep(vary: Literal["batch", "context", "width", "hidden", "new-tokens"], *, budget: IntText = ...,
           device: str = ..., batch: IntText = ..., context: IntText = ..., width: Optional[IntText] = ...,
           hidden: Optional[IntText] = ..., dtype: Optional[str] = ..., warmup: IntText = ...,
           repeats: IntText = ..., seed: IntText = ..., output: Optional[PathArg] = ...,
           backend_path: Optional[PathArg] = ...,
           progress: Union[None, Literal[False], PointCallback] = ...,
-          model: Optional[PathArg] = ..., new_tokens: Optional[IntText] = ...,
-          timeout: Optional[Number] = ...) -> SweepResult: ...
+          model: Optional[PathArg] = ..., timeout: Optional[Number] = ...,
+          **workload_options: Optional[IntText]) -> SweepResult: ...

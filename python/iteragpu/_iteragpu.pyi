@@ -299,8 +299,8 @@ class MeasureRequest:
                  width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
                  warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
                  output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
-                 model: Optional[PathArg] = ..., new_tokens: Optional[IntText] = ...,
-                 timeout: Optional[Number] = ...) -> None: ...
+                 model: Optional[PathArg] = ..., timeout: Optional[Number] = ...,
+                 **kwargs: Optional[IntText]) -> None: ...
     device: str
     batch: str
     context: str
@@ -313,8 +313,11 @@ class MeasureRequest:
     output: str
     backend_path: str
     model: Optional[str]
-    new_tokens: Optional[str]
     timeout: Optional[str]
+    # Each workload's own options (WorkloadKind::options), by keyword; None when left out.
+    new_tokens: Optional[str]
+
+def _workload_option_keywords() -> List[str]: ...
 
 class MeasureConfiguration:
     @staticmethod
@@ -330,7 +333,8 @@ class MeasureConfiguration:
     seed: int
     output: str
     model: str
-    new_tokens: int
+    # Each workload's own options, by keyword; None when the configuration's workload has none.
+    new_tokens: Optional[int]
 
 class SyntheticModel:
     @staticmethod

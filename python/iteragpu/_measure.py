@@ -6,16 +6,31 @@ its own worker process (iteragpu-measure-worker, beside this package), exactly a
 command line does. ``in_process=True`` measures in this process instead.
 """
 
+import inspect
+
 from . import _iteragpu
+
+
+def listing_workload_keywords(function):
+    """Lists the workloads' own keywords (new_tokens), as they declare them, in the signature
+    of a function that takes them as **workload_options: inspect.signature and help() show
+    every keyword, and a new workload's reach it without an edit here."""
+    signature = inspect.signature(function)
+    parameters = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    parameters += [inspect.Parameter(keyword, inspect.Parameter.KEYWORD_ONLY, default=None)
+                   for keyword in _iteragpu._workload_option_keywords()]
+    function.__signature__ = signature.replace(parameters=parameters)
+    return function
 
 
 class PhaseMeasurer:
     """Measures Linear -> GELU -> Linear on one GPU or several, phase by phase (see measure())."""
 
+    @listing_workload_keywords
     def measure(self, *, device="cuda:0", batch=1, context=16, width=None, hidden=None,
                 dtype=None, warmup=1, repeats=2, seed=20260924, output=None,
-                backend_path=None, in_process=False, progress=None, model=None, new_tokens=None,
-                timeout=None):
+                backend_path=None, in_process=False, progress=None, model=None, timeout=None,
+                **workload_options):
         """Measures memory and time phase by phase.
 
         Args:
@@ -36,8 +51,10 @@ class PhaseMeasurer:
                 Face cache; batch x context random token ids are the prompt; width and hidden
                 come from its config.json (giving them is a UsageError, as model="" is).
             timeout: with a Hub id, seconds per HTTP request (None: 10).
-            new_tokens: with model, decode steps after each prefill, one row each (None: 16);
-                without model a UsageError.
+            **workload_options: a workload's own options, by keyword, as it declares them
+                (``iteragpu measure --help`` lists them): new_tokens, with model the decode
+                steps after each prefill, one row each (None: 16); an option of another
+                workload (new_tokens without model) is a UsageError.
                 None for any keyword leaves it out, as an option not given on the command line:
                 the core checks the request as it checks the command line's.
             seed: initialisation seed (default fixed).
@@ -61,7 +78,7 @@ class PhaseMeasurer:
         request = _iteragpu.MeasureRequest(
             device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
             warmup=warmup, repeats=repeats, seed=seed, output=output, backend_path=backend_path,
-            model=model, new_tokens=new_tokens, timeout=timeout)
+            model=model, timeout=timeout, **workload_options)
         callback = _progress_callback(progress, request)
         try:
             if in_process:
@@ -72,14 +89,15 @@ class PhaseMeasurer:
                 callback.close()  # our own progress line: end it even after an error
 
 
+@listing_workload_keywords
 def measure(*, device="cuda:0", batch=1, context=16, width=None, hidden=None, dtype=None,
             warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
-            in_process=False, progress=None, model=None, new_tokens=None, timeout=None):
+            in_process=False, progress=None, model=None, timeout=None, **workload_options):
     """Same as PhaseMeasurer().measure(...); see there."""
     return PhaseMeasurer().measure(
         device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
         warmup=warmup, repeats=repeats, seed=seed, output=output, backend_path=backend_path,
-        in_process=in_process, progress=progress, model=model, new_tokens=new_tokens, timeout=timeout)
+        in_process=in_process, progress=progress, model=model, timeout=timeout, **workload_options)
 
 
 def _progress_callback(progress, request):
@@ -94,9 +112,10 @@ def _progress_callback(progress, request):
     return progress
 
 
+@listing_workload_keywords
 def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=None, hidden=None,
           dtype=None, warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
-          progress=None, model=None, new_tokens=None, timeout=None):
+          progress=None, model=None, timeout=None, **workload_options):
     """The largest value of one dimension whose peak reserved memory stays under a budget.
 
     From the configuration given, ``vary`` grows geometrically, then a bisection finds the
@@ -110,9 +129,10 @@ def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=Non
             "new-tokens".
         budget: "50%" (default) of the free memory the runtime reports at the first point,
             or a number of bytes (int or str).
-        model, new_tokens, timeout: a checkpoint (a folder, or a Hub id complete in the cache)
-            and its decode steps, as for measure(model=...): the checkpoint is swept instead
-            of the synthetic MLP.
+        model, timeout: a checkpoint (a folder, or a Hub id complete in the cache), as for
+            measure(model=...): the checkpoint is swept instead of the synthetic MLP.
+        **workload_options: the workload's own options, as for measure() (new_tokens with
+            model: its decode steps).
         device, batch, context, width, hidden, dtype, warmup, repeats, seed, backend_path:
             the starting configuration, as for measure() (one GPU).
         output: a new JSON file for the sweep (never overwritten), or None.
@@ -132,7 +152,7 @@ def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=Non
     start = _iteragpu.MeasureRequest(
         device=device, batch=batch, context=context, width=width, hidden=hidden, dtype=dtype,
         warmup=warmup, repeats=repeats, seed=seed, backend_path=backend_path, model=model,
-        new_tokens=new_tokens, timeout=timeout)
+        timeout=timeout, **workload_options)
     if progress is False:
         rows, points = None, None
     elif progress is None:

@@ -6,7 +6,10 @@
 
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "bindings.hpp"
 #include "iteragpu/error.hpp"
@@ -363,18 +366,37 @@ void register_sweep(py::module_& m) {
       "MemorySweep::run through fresh workers; see iteragpu.sweep().");
 }
 
+// The declared option whose Python keyword is `keyword`; null when none is.
+const WorkloadOption* declared_option_of_keyword(const std::string& keyword) {
+  for (const WorkloadOption& option : declared_workload_options())
+    if (keyword == option.keyword) return &option;
+  return nullptr;
+}
+
+// ", new_tokens='4'" for each workload option the request gives or leaves out, as declared.
+std::string workload_options_repr(const MeasureRequest& r) {
+  std::string text;
+  for (const WorkloadOption& option : declared_workload_options()) {
+    const auto given = r.workload_options.find(option.name);
+    text += std::string(", ") + option.keyword + "=" +
+            (given == r.workload_options.end() ? std::string("None") : "'" + given->second + "'");
+  }
+  return text;
+}
+
 }  // namespace
 
 void register_measure_request(py::module_& m) {
   const MeasureRequest defaults;
-  py::class_<MeasureRequest>(m, "MeasureRequest", R"pbdoc(
+  py::class_<MeasureRequest> request_class(m, "MeasureRequest", R"pbdoc(
     What to measure, as written: every value is kept as text and parsed by the core when
     measuring or predicting, exactly as the command line's options are.
-  )pbdoc")
+  )pbdoc");
+  request_class
       .def(py::init([](py::handle device, py::handle batch, py::handle context, py::handle width,
                        py::handle hidden, py::handle dtype, py::handle warmup, py::handle repeats,
                        py::handle seed, py::handle output, py::handle backend_path, py::handle model,
-                       py::handle new_tokens, py::handle timeout) {
+                       py::handle timeout, const py::kwargs& workload_options) {
              MeasureRequest request;
              request.device = text_keyword(device, "device");
              request.batch = numeric_keyword_text(batch, "batch");
@@ -394,8 +416,17 @@ void register_measure_request(py::module_& m) {
              request.output = path_keyword_text(output, "output");
              request.backend_path = path_keyword_text(backend_path, "backend_path");
              request.model = given(model, [](py::handle v) { return path_keyword_text(v, "model"); });
-             request.new_tokens = given(new_tokens, [](py::handle v) { return numeric_keyword_text(v, "new_tokens"); });
              request.timeout = given(timeout, [](py::handle v) { return numeric_keyword_text(v, "timeout"); });
+             // A workload's own options (new_tokens), as it declares them (WorkloadKind::options).
+             for (const auto& [key, value] : workload_options) {
+               const std::string keyword = py::str(key);
+               const WorkloadOption* option = declared_option_of_keyword(keyword);
+               if (!option) throw py::type_error("MeasureRequest() got an unexpected keyword argument '" + keyword + "'");
+               if (value.is_none()) continue;
+               request.workload_options[option->name] = option->type == WorkloadOption::Type::kWholeNumber
+                                                            ? numeric_keyword_text(value, option->keyword)
+                                                            : text_keyword(value, option->keyword);
+             }
              return request;
            }),
            py::kw_only(), py::arg("device") = py::str(defaults.device),
@@ -404,10 +435,11 @@ void register_measure_request(py::module_& m) {
            py::arg("dtype") = py::none(), py::arg("warmup") = py::int_(1),
            py::arg("repeats") = py::int_(2), py::arg("seed") = py::int_(20260924),
            py::arg("output") = py::none(), py::arg("backend_path") = py::none(), py::arg("model") = py::none(),
-           py::arg("new_tokens") = py::none(), py::arg("timeout") = py::none(),
+           py::arg("timeout") = py::none(),
            "Keywords as for iteragpu.measure(); int or str for the numbers; None leaves a keyword out "
-           "(width 64, hidden 4 x width, dtype float32 or the checkpoint's with model, new_tokens 16, "
-           "timeout 10 seconds per HTTP request of a Hub id).")
+           "(width 64, hidden 4 x width, dtype float32 or the checkpoint's with model, timeout 10 "
+           "seconds per HTTP request of a Hub id); a workload's own options by keyword (new_tokens "
+           "with model: 16), each None or left out for its default.")
       .def_readonly("device", &MeasureRequest::device)
       .def_readonly("batch", &MeasureRequest::batch)
       .def_readonly("context", &MeasureRequest::context,
@@ -422,7 +454,6 @@ void register_measure_request(py::module_& m) {
       .def_readonly("backend_path", &MeasureRequest::backend_path)
       .def_readonly("model", &MeasureRequest::model,
                     "A checkpoint folder or a Hub id org/name[@revision] (None for the synthetic MLP).")
-      .def_readonly("new_tokens", &MeasureRequest::new_tokens, "None: left out (16).")
       .def_readonly("timeout", &MeasureRequest::timeout, "With a Hub id: seconds per HTTP request; None: 10.")
       .def("__repr__", [](const MeasureRequest& r) {
         const auto text = [](const std::optional<std::string>& value) {
@@ -431,13 +462,39 @@ void register_measure_request(py::module_& m) {
         return "MeasureRequest(device='" + r.device + "', batch='" + r.batch + "', context='" + r.context +
                "', width=" + text(r.width) + ", hidden=" + text(r.hidden) + ", dtype=" + text(r.dtype) +
                ", warmup='" + r.warmup + "', repeats='" + r.repeats + "', model=" + text(r.model) +
-               ", new_tokens=" + text(r.new_tokens) + ", timeout=" + text(r.timeout) + ")";
+               workload_options_repr(r) + ", timeout=" + text(r.timeout) + ")";
       });
+  for (const WorkloadOption& option : declared_workload_options()) {
+    const std::string name = option.name;
+    request_class.def_property_readonly(
+        option.keyword,
+        [name](const MeasureRequest& r) -> py::object {
+          const auto given = r.workload_options.find(name);
+          return given == r.workload_options.end() ? py::object(py::none()) : py::object(py::str(given->second));
+        },
+        ("None: left out (" + std::string(option.default_text) + ").").c_str());
+  }
 
-  py::class_<MeasureConfiguration>(m, "MeasureConfiguration", R"pbdoc(
+  m.def(
+      "_workload_option_keywords",
+      [] {
+        std::vector<std::string> keywords;
+        for (const WorkloadOption& option : declared_workload_options()) keywords.emplace_back(option.keyword);
+        return keywords;
+      },
+      R"pbdoc(
+        The Python keywords of the workloads' own options, as they declare them.
+
+        Returns:
+            list[str]: ["new_tokens"]; iteragpu's measure, predict, sweep and packages list
+            them in their signatures.
+      )pbdoc");
+
+  py::class_<MeasureConfiguration> configuration_class(m, "MeasureConfiguration", R"pbdoc(
     A MeasureRequest parsed by the core: whole numbers, hidden resolved (4 x width when the
     request left it out). What a Measurement records as its configuration.
-  )pbdoc")
+  )pbdoc");
+  configuration_class
       .def_static("parse", &MeasureConfiguration::parse, py::arg("request"),
                   "Parses a MeasureRequest. Raises UsageError (a ValueError) naming the keyword.")
       .def_readonly("device", &MeasureConfiguration::device)
@@ -451,13 +508,24 @@ void register_measure_request(py::module_& m) {
       .def_readonly("seed", &MeasureConfiguration::seed)
       .def_readonly("output", &MeasureConfiguration::output)
       .def_readonly("model", &MeasureConfiguration::model, "A checkpoint folder; '' for the synthetic MLP.")
-      .def_readonly("new_tokens", &MeasureConfiguration::new_tokens, "With model: decode steps per sequence.")
       .def("__repr__", [](const MeasureConfiguration& c) {
         return "MeasureConfiguration(device='" + c.device + "', batch=" + std::to_string(c.batch) +
                ", context=" + std::to_string(c.context) + ", width=" + std::to_string(c.width) +
                ", hidden=" + std::to_string(c.hidden) + ", dtype='" + c.dtype + "', warmup=" +
                std::to_string(c.warmup) + ", repeats=" + std::to_string(c.repeats) + ")";
       });
+  for (const WorkloadOption& option : declared_workload_options()) {
+    const std::string name = option.name;
+    configuration_class.def_property_readonly(
+        option.keyword,
+        [name](const MeasureConfiguration& c) -> py::object {
+          const WorkloadOptions::Value* value = c.workload_options.find(name);
+          if (!value) return py::none();
+          if (const auto* number = std::get_if<std::int64_t>(value)) return py::int_(*number);
+          return py::str(std::get<std::string>(*value));
+        },
+        (std::string(option.help) + "; None when the configuration's workload has no such option.").c_str());
+  }
 
   py::class_<SyntheticModel>(m, "SyntheticModel",
                              "Linear(width->hidden) -> GELU -> Linear(hidden->width).")

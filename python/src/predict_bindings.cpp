@@ -115,11 +115,13 @@ void register_prediction(py::module_& m) {
             // The configuration as the text it parses from; the MLP follows from it. A
             // checkpoint's folder is not read again (it need not exist where this is loaded).
             const MeasureConfiguration& c = p.configuration;
-            return py::make_tuple(py::make_tuple(c.device, std::to_string(c.batch), std::to_string(c.context),
-                                                 std::to_string(c.width), std::to_string(c.hidden), c.dtype,
-                                                 std::to_string(c.warmup), std::to_string(c.repeats),
-                                                 std::to_string(c.seed), c.model, std::to_string(c.new_tokens)),
-                                  p.target, p.cublaslt_used, p.phases, p.caveats, p.parameter_bytes,
+            std::vector<std::string> texts{c.device, std::to_string(c.batch), std::to_string(c.context),
+                                           std::to_string(c.width), std::to_string(c.hidden), c.dtype,
+                                           std::to_string(c.warmup), std::to_string(c.repeats),
+                                           std::to_string(c.seed), c.model};
+            for (const auto& [name, value] : c.workload_options.values())  // the workload's own, name=value
+              texts.push_back(name + "=" + WorkloadOptions::text_of(value));
+            return py::make_tuple(py::cast(texts), p.target, p.cublaslt_used, p.phases, p.caveats, p.parameter_bytes,
                                   p.input_bytes, p.heading);
           },
           [](const py::tuple& t) {
@@ -137,7 +139,16 @@ void register_prediction(py::module_& m) {
               k.device = c.at(0), k.batch = std::stoll(c.at(1)), k.context = std::stoll(c.at(2));
               k.width = std::stoll(c.at(3)), k.hidden = std::stoll(c.at(4)), k.dtype = c.at(5);
               k.warmup = std::stoi(c.at(6)), k.repeats = std::stoi(c.at(7)), k.seed = std::stoull(c.at(8));
-              k.model = c.at(9), k.new_tokens = std::stoi(c.at(10));
+              k.model = c.at(9);
+              for (std::size_t i = 10; i < c.size(); ++i) {
+                const std::size_t equals = c[i].find('=');
+                const std::string name = c[i].substr(0, equals), text = c[i].substr(equals + 1);
+                const WorkloadOption* option = declared_workload_option(name);
+                if (option && option->type == WorkloadOption::Type::kWholeNumber)
+                  k.workload_options.set(name, std::int64_t{std::stoll(text)});
+                else
+                  k.workload_options.set(name, text);
+              }
             }
             p.target = t[1].cast<PredictionTarget>();
             p.cublaslt_used = t[2].cast<bool>();

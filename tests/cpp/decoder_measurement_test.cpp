@@ -67,7 +67,7 @@ class DecoderMeasurement : public ::testing::Test {
     r.warmup = "1";
     r.repeats = "2";
     r.model = model_;
-    r.new_tokens = "3";
+    r.workload_options["new-tokens"] = "3";
     r.output = dir_.file("decoder.json");
     return r;
   }
@@ -212,7 +212,7 @@ TEST_F(DecoderMeasurement, FileIsValidAndRoundTrips) {
   EXPECT_EQ(back.decoder_run()->last_logits_sha256, kScriptedLogitsSha256);
   EXPECT_EQ(back.decoder_run()->first_sequence_tokens, m.decoder_run()->first_sequence_tokens);
   EXPECT_EQ(back.configuration.model, model_);
-  EXPECT_EQ(back.configuration.new_tokens, 3);
+  EXPECT_EQ(back.configuration.workload_options.whole_number("new-tokens"), 3);
 }
 
 TEST_F(DecoderMeasurement, ReadBackWithoutTheCheckpointFolder) {
@@ -289,7 +289,7 @@ TEST_F(DecoderMeasurement, ConfigurationTakesTheCheckpointsSizesAndDtype) {
   EXPECT_EQ(resolved.hidden, 128);        // intermediate_size
   EXPECT_FALSE(resolved.hidden_is_default);
   EXPECT_EQ(resolved.model, model_);
-  EXPECT_EQ(resolved.new_tokens, 3);
+  EXPECT_EQ(resolved.workload_options.whole_number("new-tokens"), 3);
   EXPECT_EQ(resolved.checked().dtype, "bfloat16");
 
   r.dtype = "float16";
@@ -307,7 +307,7 @@ TEST_F(DecoderMeasurement, ConfigurationTakesTheCheckpointsSizesAndDtype) {
 
 TEST_F(DecoderMeasurement, NewTokensOutOfRangeNamesTheOption) {
   MeasureRequest r = request();
-  r.new_tokens = "0";
+  r.workload_options["new-tokens"] = "0";
   try {
     MeasureConfiguration::parse(r);
     ADD_FAILURE() << "new tokens 0 accepted";
@@ -332,7 +332,7 @@ TEST_F(DecoderMeasurement, ShortSlidingWindowIsRefusedBeforeTheBackend) {
   configuration.context = 8;
   configuration.dtype = "";
   configuration.model = folder;
-  configuration.new_tokens = 2;
+  configuration.workload_options.set("new-tokens", 2);
   configuration.output = dir_.file("mistral.json");
   try {
     PhaseMeasurer(backend_).measure(configuration);
@@ -349,11 +349,11 @@ TEST_F(DecoderMeasurement, ShortSlidingWindowIsRefusedBeforeTheBackend) {
   MeasureRequest r = request();
   r.model = folder;
   r.context = "8";
-  r.new_tokens = "2";
+  r.workload_options["new-tokens"] = "2";
   EXPECT_NE(message_of<UsageError>([&] { MeasureConfiguration::parse(r); }).find("sliding_window"),
             std::string::npos);
   r.context = "4";
-  r.new_tokens = "3";
+  r.workload_options["new-tokens"] = "3";
   EXPECT_EQ(MeasureConfiguration::parse(r).context, 4);
 }
 
@@ -365,9 +365,9 @@ TEST_F(DecoderMeasurement, PositionsBeyondMaxPositionEmbeddingsAreRefused) {
   MeasureRequest r = request();
   r.model = folder;
   r.context = "8";
-  r.new_tokens = "2";
+  r.workload_options["new-tokens"] = "2";
   EXPECT_EQ(MeasureConfiguration::parse(r).context, 8);  // 10 positions: the limit itself
-  r.new_tokens = "3";
+  r.workload_options["new-tokens"] = "3";
   try {
     MeasureConfiguration::parse(r);
     ADD_FAILURE() << "8 + 3 positions accepted with max_position_embeddings 10";

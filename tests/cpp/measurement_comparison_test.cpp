@@ -215,7 +215,7 @@ Measurement measured_checkpoint(const std::string& folder, const std::string& ba
   request.warmup = "1";
   request.repeats = "2";
   request.model = folder;
-  request.new_tokens = new_tokens;
+  request.workload_options["new-tokens"] = new_tokens;
   return PhaseMeasurer(std::make_shared<FakeBackend>()).run(MeasureConfiguration::parse(request));
 }
 

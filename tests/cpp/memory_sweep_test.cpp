@@ -211,7 +211,7 @@ SweepRequest context_sweep(const std::string& model, const std::string& budget) 
   start.device = "cuda:0";
   start.model = model;
   start.context = "8";
-  start.new_tokens = "2";
+  start.workload_options["new-tokens"] = "2";
   start.backend_path = kFakePlugin;
   request.start = MeasureConfiguration::parse(start);
   request.vary = "context";

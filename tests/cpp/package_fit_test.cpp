@@ -63,7 +63,7 @@ class PackageFitTest : public ::testing::Test {
     m.model = model_;
     m.batch = "2";
     m.context = "8";
-    m.new_tokens = "3";
+    m.workload_options["new-tokens"] = "3";
     r.configuration = MeasureConfiguration::parse(m);
     return r;
   }
@@ -272,7 +272,7 @@ PackageFitRequest one_sequence(const std::string& model, const std::string& batc
   m.model = model;
   m.batch = batch;
   m.context = context;
-  m.new_tokens = std::move(new_tokens);
+  if (new_tokens) m.workload_options["new-tokens"] = *new_tokens;
   m.warmup = "0";
   m.repeats = "1";
   PackageFitRequest request;

@@ -65,7 +65,7 @@ MeasureConfiguration request(const std::string& model, std::uint64_t batch, std:
   m.model = model;
   m.batch = std::to_string(batch);
   m.context = std::to_string(context);
-  m.new_tokens = "1";
+  m.workload_options["new-tokens"] = "1";
   m.warmup = "0";
   m.repeats = "1";
   return MeasureConfiguration::parse(m);

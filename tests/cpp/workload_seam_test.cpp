@@ -1,7 +1,8 @@
 // The workload seam: the registry answers which workload a configuration asks for and which
 // one a measurement file describes; a measurement and a prediction carry the workload they
 // ran and its own record of the run; a checkpoint's config.json is read once per process
-// however many readers ask for it.
+// however many readers ask for it; a workload's own options, declared by its kind, are parsed,
+// completed, refused and written from that declaration.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.hpp"
 #include "fake_backend.hpp"
 #include "iteragpu/measurement.hpp"
 #include "iteragpu/memory_predictor.hpp"
 #include "iteragpu/phase_measurer.hpp"
+#include "iteragpu/workload_options.hpp"
 #include "process_runner.hpp"
 #include "tiny_checkpoint.hpp"
 #include "workload/workload.hpp"
@@ -29,7 +32,7 @@ class WorkloadSeam : public ::testing::Test {
     MeasureRequest request;
     request.context = "8";
     request.model = model_;
-    request.new_tokens = "2";
+    request.workload_options["new-tokens"] = "2";
     return request;
   }
 
@@ -89,6 +92,76 @@ TEST_F(WorkloadSeam, ACheckpointIsReadOncePerConfiguration) {
   EXPECT_EQ(prediction.phases.size(), 2u + 4 * 3);  // weights_load, inputs, 4 sequences of a prefill and 2 decode steps
   EXPECT_NE(prediction.workload, nullptr);
   EXPECT_EQ(prediction.to_json(), MemoryPredictor::predict(configuration, PredictionTarget::from_table(9, 0)).to_json());
+}
+
+// A workload's own options: declared once by its kind, parsed, completed and written from the
+// declaration.
+
+TEST_F(WorkloadSeam, EachKindDeclaresItsOwnOptions) {
+  std::vector<std::string> declared;
+  for (const WorkloadOption& option : declared_workload_options()) declared.push_back(option.name);
+  EXPECT_EQ(declared, (std::vector<std::string>{"new-tokens"}));
+  const WorkloadOption* new_tokens = declared_workload_option("new-tokens");
+  ASSERT_NE(new_tokens, nullptr);
+  EXPECT_STREQ(new_tokens->keyword, "new_tokens");
+  EXPECT_EQ(declared_workload_option("new_tokens"), nullptr);  // the command line's spelling only
+  EXPECT_EQ(new_tokens->check("7"), WorkloadOptions::Value{std::int64_t{7}});
+  EXPECT_EQ(message_of<UsageError>([&] { new_tokens->check("0"); }),
+            "--new-tokens: '0' is out of range; expected a whole number from 1 to 100000");
+}
+
+TEST_F(WorkloadSeam, AnOptionNoWorkloadDeclaresIsRefused) {
+  MeasureRequest request = decoder_request();
+  request.workload_options["lora-rank"] = "8";
+  EXPECT_EQ(message_of<UsageError>([&] { MeasureConfiguration::parse(request); }),
+            "--lora-rank: is not an option of any workload");
+  MeasureConfiguration configuration = MeasureConfiguration::parse(decoder_request());
+  configuration.workload_options.set("lora-rank", 8);
+  EXPECT_EQ(message_of<UsageError>([&] { configuration.checked(); }), "--lora-rank: is not an option of any workload");
+}
+
+TEST_F(WorkloadSeam, AnOptionOfAnotherWorkloadIsRefusedWithItsReason) {
+  MeasureRequest request;
+  request.workload_options["new-tokens"] = "4";
+  EXPECT_EQ(message_of<UsageError>([&] { MeasureConfiguration::parse(request); }),
+            "--new-tokens: needs --model (the synthetic MLP has no decode steps)");
+  MeasureConfiguration configuration = MeasureConfiguration::parse(MeasureRequest{});
+  configuration.workload_options.set("new-tokens", 4);
+  EXPECT_EQ(message_of<UsageError>([&] { configuration.checked(); }),
+            "--new-tokens: needs --model (the synthetic MLP has no decode steps)");
+}
+
+TEST_F(WorkloadSeam, AnOptionLeftOutTakesItsDeclaredDefault) {
+  MeasureRequest request = decoder_request();
+  request.workload_options.clear();
+  const MeasureConfiguration parsed = MeasureConfiguration::parse(request);
+  EXPECT_EQ(parsed.workload_options.whole_number("new-tokens"), 16);
+  EXPECT_EQ(parsed.workload_options.values().size(), 1u);
+  // A configuration built in code gets the default from checked(), and keeps what it gives.
+  MeasureConfiguration built;
+  built.context = 8;
+  built.model = model_;
+  EXPECT_FALSE(built.workload_options.has("new-tokens"));
+  EXPECT_EQ(built.checked().workload_options.whole_number("new-tokens"), 16);
+  built.workload_options.set("new-tokens", 3);
+  EXPECT_EQ(built.checked().workload_options.whole_number("new-tokens"), 3);
+  // The synthetic MLP declares none: its configuration has none.
+  EXPECT_TRUE(MeasureConfiguration::parse(MeasureRequest{}).workload_options.values().empty());
+}
+
+TEST_F(WorkloadSeam, TheOptionsGoToTheConfigurationsJsonAndComeBack) {
+  const auto backend = std::make_shared<FakeBackend>();
+  const Measurement measured = PhaseMeasurer(backend).run(MeasureConfiguration::parse(decoder_request()));
+  const std::string json = measured.to_json();
+  // After the model, at the key the declaration names, as a whole number.
+  EXPECT_NE(json.find("\"model\": \"" + model_ + "\",\n    \"new_tokens\": 2\n"), std::string::npos) << json;
+  const Measurement read = Measurement::from_json(json, "measurement.json");
+  EXPECT_EQ(read.configuration.workload_options, measured.configuration.workload_options);
+  EXPECT_EQ(read.configuration.workload_options.whole_number("new-tokens"), 2);
+
+  const Measurement synthetic = PhaseMeasurer(backend).run(MeasureConfiguration::parse(MeasureRequest{}));
+  EXPECT_EQ(synthetic.to_json().find("new_tokens"), std::string::npos);
+  EXPECT_TRUE(Measurement::from_json(synthetic.to_json(), "m.json").configuration.workload_options.values().empty());
 }
 
 }  // namespace

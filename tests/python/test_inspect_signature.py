@@ -104,7 +104,7 @@ def _example():
 @pytest.mark.parametrize("name, expected", [
     ("MeasureRequest", "(*, device='cuda:0', batch=1, context=16, width=None, hidden=None, dtype=None, "
                        "warmup=1, repeats=2, seed=20260924, output=None, backend_path=None, model=None, "
-                       "new_tokens=None, timeout=None)"),
+                       "timeout=None, new_tokens=None)"),
     ("PackageCalculator", "(catalog=None)"),
     ("MemoryEstimator", "()"),
 ])

@@ -149,3 +149,14 @@ def test_a_safetensors_file_whose_name_holds_an_escape_reaches_the_exception_esc
     message = str(raised.value)
     assert "\x1b" not in message and "\x07" not in message
     assert "weights\\x1b]0;owned\\x07.safetensors" in message
+
+
+def test_a_keyword_no_workload_declares_is_refused_as_python_refuses_one():
+    """The workloads' own keywords (new_tokens) come from their declarations; any other is a
+    TypeError, as for a function's unknown keyword."""
+    for call in (lambda: iteragpu.MeasureRequest(lora_rank=8),
+                 lambda: iteragpu.predict(compute_capability="9.0", lora_rank=8)):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'lora_rank'"):
+            call()
+    assert iteragpu.MeasureRequest(new_tokens=None).new_tokens is None  # None: left out
+    assert iteragpu.MeasureRequest(new_tokens=4).new_tokens == "4"

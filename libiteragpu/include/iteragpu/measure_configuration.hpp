@@ -4,11 +4,13 @@
 // MeasureConfiguration that everything inside the core takes, and the model derived from it.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "iteragpu/model_origin.hpp"
+#include "iteragpu/workload_options.hpp"
 
 namespace iteragpu {
 
@@ -36,12 +38,15 @@ struct MeasureRequest {
   std::string output;             // JSON file to create; must not exist
   std::string backend_path;       // explicit plugin file; empty = default search
   std::optional<std::string> model;       // a checkpoint folder: the decoder workload; absent: the synthetic MLP
-  std::optional<std::string> new_tokens;  // with a model: decode steps after the prefill; absent: 16
   std::optional<std::string> timeout;     // with a Hub id: seconds per HTTP request; absent: 10
+  // The options a workload declares for itself (workload_options.hpp), as written, by the
+  // name the command line spells ("new-tokens"); one left out is not here (its default).
+  std::map<std::string, std::string> workload_options;
 };
 
 // A request checked and resolved: whole numbers in range, hidden given (4 × width when the
-// request left it out), dtype known (a checkpoint's own when the request left it out).
+// request left it out), dtype known (a checkpoint's own when the request left it out), and
+// every option its workload declares given (its default when the request left it out).
 struct MeasureConfiguration {
   std::string device = "cuda:0";
   std::int64_t batch = 1;
@@ -56,7 +61,9 @@ struct MeasureConfiguration {
   std::string output;
   std::string backend_path;
   std::string model;              // empty: the synthetic MLP (width, hidden); else a checkpoint folder
-  int new_tokens = 16;            // with a model: decode steps after the prefill
+  // The workload's own options, checked (with a model: new-tokens, the decode steps after
+  // the prefill); the ones left out get their declared default from checked().
+  WorkloadOptions workload_options;
   long hub_timeout_ms = 10000;    // with a Hub id: per HTTP request
   // The model's files (a folder, a cache snapshot, a Hub snapshot of headers), found by the
   // first checked() and shared by every copy, so a model is read from the Hub once.
@@ -66,12 +73,13 @@ struct MeasureConfiguration {
   ModelOrigin model_origin() const;
 
   // Throws UsageError naming the field and what is accepted: a value out of range, an empty
-  // one, an option of the other workload (width or hidden with a model, new tokens without).
+  // one, an option of another workload (width or hidden with a model, new tokens without).
   // The device text is kept as written: a single measurement checks it is cuda:N, the runner
   // also accepts lists.
   static MeasureConfiguration parse(const MeasureRequest& request);
-  // This configuration with every value checked as parse checks it (UsageError) and hidden
-  // resolved: what the core's entry points run, whoever built the configuration.
+  // This configuration with every value checked as parse checks it (UsageError), hidden
+  // resolved and the workload's options completed with their defaults (an option its
+  // workload does not declare refused): what the core's entry points run, whoever built it.
   MeasureConfiguration checked() const;
 };
 

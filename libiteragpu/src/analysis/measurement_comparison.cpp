@@ -145,7 +145,7 @@ ComparisonSection checkpoint_configuration_section(const std::vector<Measurement
   rows.push_back(make_row("model", "checkpoint folder", "", m, [](const Measurement& x) { return text_value(x.configuration.model); }));
   rows.push_back(make_row("batch", "batch", "", m, [](const Measurement& x) { return integer_value(x.configuration.batch); }, Ratios::kToFirst));
   rows.push_back(make_row("context", "context (prompt positions)", "", m, [](const Measurement& x) { return integer_value(x.configuration.context); }, Ratios::kToFirst));
-  rows.push_back(make_row("new_tokens", "new tokens (decode steps)", "", m, [](const Measurement& x) { return integer_value(x.configuration.new_tokens); }, Ratios::kToFirst));
+  rows.push_back(make_row("new_tokens", "new tokens (decode steps)", "", m, [](const Measurement& x) { return integer_value(x.configuration.workload_options.whole_number("new-tokens")); }, Ratios::kToFirst));
   rows.push_back(make_row("dtype", "dtype", "", m, [](const Measurement& x) { return text_value(x.configuration.dtype); }));
   rows.push_back(make_row("warmup", "warm-up sequences", "", m, [](const Measurement& x) { return integer_value(x.configuration.warmup); }));
   rows.push_back(make_row("repeats", "warm sequences", "", m, [](const Measurement& x) { return integer_value(x.configuration.repeats); }));
@@ -572,7 +572,8 @@ std::string render(const MeasurementComparison& c, Style style) {
                    " (" + std::to_string(architecture.layers) + " layers, hidden " +
                    std::to_string(architecture.hidden_size) + "), " + x.configuration.dtype + ", batch " +
                    std::to_string(x.configuration.batch) + ", context " + std::to_string(x.configuration.context) +
-                   ", " + std::to_string(x.configuration.new_tokens) + " new tokens" + test_double);
+                   ", " + std::to_string(x.configuration.workload_options.whole_number("new-tokens")) +
+                   " new tokens" + test_double);
       continue;
     }
     text += item(tag(i) + " " + printable(c.sources[i]) + ": " + gpu_name + ", " +

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "iteragpu/environment.hpp"
 #include "iteragpu/error.hpp"
@@ -14,6 +17,7 @@
 #include "mechanics/wording.hpp"
 #include "protocol/phase_row_json.hpp"
 #include "workload/configuration_json.hpp"
+#include "workload/workload.hpp"
 
 namespace iteragpu {
 namespace {
@@ -21,40 +25,46 @@ namespace {
 constexpr const char* kSweepSchema = "iteragpu.sweep";
 constexpr int kSweepSchemaVersion = 2;
 
-// A dimension a sweep grows, for the workloads that have it.
+// A dimension a sweep grows: one the configuration has for every workload (the synthetic
+// MLP's width and hidden size only for it: a checkpoint's come from its config.json), or a
+// whole-number option its workload declares as swept (a checkpoint's new-tokens).
 struct VariedDimension {
-  const char* name;
-  bool synthetic_mlp, checkpoint;  // a dimension of measure, of measure --model
-  std::int64_t (*get)(const MeasureConfiguration&);
-  void (*set)(MeasureConfiguration&, std::int64_t);
+  std::string name;
+  std::function<std::int64_t(const MeasureConfiguration&)> get;
+  std::function<void(MeasureConfiguration&, std::int64_t)> set;
 };
-const VariedDimension kDimensions[] = {
-    {"batch", true, true, [](const MeasureConfiguration& c) { return c.batch; },
-     [](MeasureConfiguration& c, std::int64_t v) { c.batch = v; }},
-    {"context", true, true, [](const MeasureConfiguration& c) { return c.context; },
-     [](MeasureConfiguration& c, std::int64_t v) { c.context = v; }},
-    {"width", true, false, [](const MeasureConfiguration& c) { return c.width; },
-     [](MeasureConfiguration& c, std::int64_t v) { c.width = v; }},
-    {"hidden", true, false, [](const MeasureConfiguration& c) { return c.hidden; },
-     [](MeasureConfiguration& c, std::int64_t v) { c.hidden = v; }},
-    {"new-tokens", false, true,
-     [](const MeasureConfiguration& c) { return static_cast<std::int64_t>(c.new_tokens); },
-     [](MeasureConfiguration& c, std::int64_t v) { c.new_tokens = static_cast<int>(v); }},
-};
+std::vector<VariedDimension> dimensions_of(const MeasureConfiguration& configuration) {
+  std::vector<VariedDimension> dimensions{
+      {"batch", [](const MeasureConfiguration& c) { return c.batch; },
+       [](MeasureConfiguration& c, std::int64_t v) { c.batch = v; }},
+      {"context", [](const MeasureConfiguration& c) { return c.context; },
+       [](MeasureConfiguration& c, std::int64_t v) { c.context = v; }}};
+  if (configuration.model.empty()) {
+    dimensions.push_back({"width", [](const MeasureConfiguration& c) { return c.width; },
+                          [](MeasureConfiguration& c, std::int64_t v) { c.width = v; }});
+    dimensions.push_back({"hidden", [](const MeasureConfiguration& c) { return c.hidden; },
+                          [](MeasureConfiguration& c, std::int64_t v) { c.hidden = v; }});
+  }
+  for (const WorkloadOption& option : workload_kind_of(configuration).options) {
+    if (!option.swept) continue;
+    const std::string name = option.name;
+    dimensions.push_back({name, [name](const MeasureConfiguration& c) { return c.workload_options.whole_number(name); },
+                          [name](MeasureConfiguration& c, std::int64_t v) { c.workload_options.set(name, v); }});
+  }
+  return dimensions;
+}
 
 // The dimension `name` of the workload `configuration` runs (a checkpoint when it names one).
-const VariedDimension& dimension_named(const std::string& name, const MeasureConfiguration& configuration) {
-  const bool checkpoint = !configuration.model.empty();
+VariedDimension dimension_named(const std::string& name, const MeasureConfiguration& configuration) {
   std::string accepted;
-  for (const VariedDimension& dimension : kDimensions) {
-    if (checkpoint ? !dimension.checkpoint : !dimension.synthetic_mlp) continue;
-    if (name == dimension.name) return dimension;
-    accepted += std::string(accepted.empty() ? "" : ", ") + dimension.name;
+  for (VariedDimension& dimension : dimensions_of(configuration)) {
+    if (name == dimension.name) return std::move(dimension);
+    accepted += (accepted.empty() ? "" : ", ") + dimension.name;
   }
   const std::size_t last = accepted.rfind(", ");
   if (last != std::string::npos) accepted.replace(last, 2, " or ");
   throw UsageError("vary", (name.empty() ? std::string("required") : quoted_for_message(name) + " is not a dimension") +
-                               (checkpoint ? " of a checkpoint" : "") + "; expected " + accepted);
+                               (configuration.model.empty() ? "" : " of a checkpoint") + "; expected " + accepted);
 }
 
 // "50%" of the free memory (a decimal from 0 exclusive to 100), or a number of bytes.
@@ -199,7 +209,7 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
   // Everything that can be refused is refused before a worker starts.
   const Budget budget = parse_budget(request.budget);
   MeasureConfiguration start = request.start.checked();
-  const VariedDimension& dimension = dimension_named(request.vary, start);
+  const VariedDimension dimension = dimension_named(request.vary, start);
   start.output.clear();
   if (names_several_devices(start.device))
     throw UsageError("device", "a sweep measures one GPU; expected cuda:N");
@@ -218,7 +228,7 @@ SweepResult MemorySweep::run(const SweepRequest& request) const {
   auto configuration_at = [&](std::int64_t value) {
     MeasureConfiguration point = start;
     dimension.set(point, value);
-    if (start.hidden_is_default && std::string(dimension.name) != "hidden") point.hidden = 0;
+    if (start.hidden_is_default && dimension.name != "hidden") point.hidden = 0;
     return point;
   };
 

@@ -111,7 +111,8 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
   differs("hidden size", std::to_string(record.architecture.hidden_size), std::to_string(a.hidden_size));
   differs("batch", std::to_string(measured.batch), std::to_string(configuration.batch));
   differs("context", std::to_string(measured.context), std::to_string(configuration.context));
-  differs("new tokens", std::to_string(measured.new_tokens), std::to_string(configuration.new_tokens));
+  differs("new tokens", std::to_string(measured.workload_options.whole_number("new-tokens")),
+          std::to_string(configuration.workload_options.whole_number("new-tokens")));
   differs("dtype", measured.dtype, configuration.dtype);
   const std::optional<MeasuredDecodeRate> rate = measured_decode_rate(measurement);
   if (!rate) refuse("has no decode rate");
@@ -396,7 +397,7 @@ std::string PackageFitReport::to_text() const {
   }
   text += "\nOne GPU per model instance: splitting a model over several GPUs is not modelled. batch " +
           std::to_string(c.batch) + ", context " + std::to_string(c.context) + ", " +
-          std::to_string(c.new_tokens) + " new tokens, " + c.dtype + ".\n";
+          std::to_string(c.workload_options.whole_number("new-tokens")) + " new tokens, " + c.dtype + ".\n";
   for (const std::string& caveat : caveats) text += "Caveat: " + caveat + "\n";
   return text;
 }

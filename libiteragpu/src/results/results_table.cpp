@@ -293,7 +293,7 @@ std::optional<MeasuredDecodeRate> measured_decode_rate(const Measurement& measur
   decode.dtype = measurement.configuration.dtype;
   decode.batch = measurement.configuration.batch;
   decode.context = measurement.configuration.context;
-  decode.new_tokens = measurement.configuration.new_tokens;
+  decode.new_tokens = static_cast<int>(measurement.configuration.workload_options.whole_number("new-tokens"));
   decode.decode_tokens_per_second = *rate;
   return decode;
 }

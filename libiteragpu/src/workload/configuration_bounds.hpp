@@ -22,7 +22,7 @@ inline void check_dimension(std::int64_t value, const char* field, std::int64_t 
 }
 
 // A count of forwards, sequences or decode steps from `minimum` to kMaxForwardCount.
-inline void check_count(int value, const char* field, int minimum) {
+inline void check_count(std::int64_t value, const char* field, int minimum) {
   if (value < minimum || value > kMaxForwardCount)
     throw UsageError(field, std::to_string(value) + " is out of range; expected an integer from " +
                                 std::to_string(minimum) + " to " + std::to_string(kMaxForwardCount));

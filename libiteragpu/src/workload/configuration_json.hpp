@@ -23,7 +23,9 @@ void for_each_configuration_member(Configuration& configuration, Visit&& visit) 
   visit("seed", configuration.seed);
 }
 
-// Writes `"configuration": {<device_key>: the device (null when empty), batch, ..., seed}`.
+// Writes `"configuration": {<device_key>: the device (null when empty), batch, ..., seed}`,
+// then the model and the workload's own options at their keywords, as its kind declares them
+// (WorkloadKind::options: "model", "new_tokens" for a checkpoint; none for the synthetic MLP).
 void write_measure_configuration(JsonWriter& json, const char* device_key,
                                  const MeasureConfiguration& configuration);
 

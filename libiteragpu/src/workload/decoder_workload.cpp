@@ -17,6 +17,7 @@
 #include "estimate/model_files.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/printable_text.hpp"
+#include "mechanics/quantity_parser.hpp"
 #include "mechanics/sha256.hpp"
 #include "workload/decoder_allocations.hpp"
 #include "workload/decoder_config.hpp"
@@ -28,6 +29,8 @@ namespace iteragpu {
 namespace {
 
 constexpr std::int64_t kMaxTokenIds = std::int64_t{1} << 31;  // batch × (context + new tokens)
+// Its one option of its own: the decode steps after each prefill.
+constexpr const char* kNewTokens = "new-tokens";
 // SDPA's grouped-query path takes keys and values of at most this head size (decoder_module.cpp).
 constexpr std::int64_t kGroupedAttentionMaxHeadDim = 256;
 
@@ -50,14 +53,14 @@ class DecoderWorkload final : public Workload {
         tensors_(std::move(tensors)),
         batch_(configuration.batch),
         context_(configuration.context),
-        new_tokens_(configuration.new_tokens),
+        new_tokens_(configuration.workload_options.whole_number(kNewTokens)),
         dtype_(configuration.dtype.empty() ? checkpoint_.architecture.dtype : configuration.dtype) {
     dtype_bytes_of(dtype_);
     check_dimension(batch_, "batch", 1);
     check_dimension(context_, "context", 1);
     check_count(configuration.warmup, "warmup", 0);
     check_count(configuration.repeats, "repeats", 1);
-    check_count(new_tokens_, "new-tokens", 1);
+    check_count(new_tokens_, kNewTokens, 1);
     const std::int64_t positions = context_ + new_tokens_;
     if (batch_ * positions > kMaxTokenIds)
       throw UsageError("batch", std::to_string(batch_) + " x (context " + std::to_string(context_) + " + new tokens " +
@@ -161,7 +164,7 @@ class DecoderWorkload final : public Workload {
     DecoderPayload payload;
     payload.batch = batch_;
     payload.context = context_;
-    payload.new_tokens = new_tokens_;
+    payload.new_tokens = static_cast<int>(new_tokens_);
     payload.architecture = checkpoint_.architecture;
     payload.tensors = tensors_;
     spec.payload = encode_decoder_payload(payload);
@@ -370,7 +373,7 @@ class DecoderWorkload final : public Workload {
   CheckpointRecord checkpoint_;
   std::vector<DecoderTensor> tensors_;
   std::int64_t batch_, context_;
-  int new_tokens_;
+  std::int64_t new_tokens_;
   std::string dtype_;
 };
 
@@ -415,6 +418,12 @@ const WorkloadKind& decoder_workload_kind() {
       [](const MeasureConfiguration& configuration, const JsonObjectReader& document) {
         return recorded_decoder_workload(configuration, read_checkpoint_record(document.object("decoder_model")));
       },
+      {{kNewTokens, "new_tokens", "with --model: decode steps after the prefill, one row each", "16",
+        WorkloadOption::Type::kWholeNumber,
+        [](const std::string& text) -> WorkloadOptions::Value {
+          return parse_whole_number(text, kNewTokens, 1, kMaxForwardCount);
+        },
+        "needs --model (the synthetic MLP has no decode steps)", /*swept=*/true}},
   };
   return kind;
 }

@@ -9,18 +9,20 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/synthetic_model.hpp"
 #include "mechanics/quantity_parser.hpp"
 #include "workload/configuration_json.hpp"
 #include "workload/decoder_workload.hpp"
+#include "workload/workload.hpp"
 #include "estimate/model_files.hpp"
 
 namespace iteragpu {
 
 MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) {
-  // Which workload, and the options only the other one has.
+  // Which workload, and the options only another one has.
   if (request.model && request.model->empty())
     throw UsageError("model", "empty value; expected a checkpoint folder (config.json and safetensors weights)");
   const bool checkpoint = request.model.has_value();
@@ -29,8 +31,11 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
       if (value->has_value())
         throw UsageError(name, "is a size of the synthetic MLP; with --model the checkpoint's config.json gives the "
                                "model's sizes");
-  if (!checkpoint && request.new_tokens)
-    throw UsageError("new-tokens", "needs --model (the synthetic MLP has no decode steps)");
+  MeasureConfiguration asked;  // which workload (by its model, or an option of its own)
+  asked.model = request.model.value_or("");
+  for (const auto& [name, text] : request.workload_options) asked.workload_options.set(name, text);
+  const WorkloadKind& kind = workload_kind_of(asked);
+  for (const auto& given : request.workload_options) require_declared_by(kind, given.first);
   if (!checkpoint && request.timeout)
     throw UsageError("timeout", "needs --model naming a Hub id (org/name): it bounds each HTTP request");
   if (request.hidden && request.hidden->empty())  // empty would read as the default
@@ -52,14 +57,18 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
   configuration.output = request.output;
   configuration.backend_path = request.backend_path;
   configuration.model = request.model.value_or("");
-  configuration.new_tokens =
-      static_cast<int>(parse_whole_number(request.new_tokens.value_or("16"), "new-tokens", 1, kMaxForwardCount));
+  for (const WorkloadOption& option : kind.options) {
+    const auto given = request.workload_options.find(option.name);
+    configuration.workload_options.set(
+        option.name, option.check(given != request.workload_options.end() ? given->second : option.default_text));
+  }
   if (request.timeout) configuration.hub_timeout_ms = parse_hub_timeout_ms(*request.timeout, "timeout");
   return configuration.checked();
 }
 
 MeasureConfiguration MeasureConfiguration::checked() const {
   MeasureConfiguration configuration = *this;
+  configuration.workload_options = completed_options(workload_kind_of(configuration), workload_options);
   if (!model.empty()) {
     if (!configuration.model_files)
       configuration.model_files = open_model_files(model, "model", HubAccess{hub_timeout_ms});
@@ -86,8 +95,14 @@ void write_measure_configuration(JsonWriter& json, const char* device_key,
   for_each_configuration_member(configuration, [&json](const char* name, const auto& member) {
     json.key(name).value(member);
   });
-  if (!configuration.model.empty())  // the decoder workload's members; none for the synthetic MLP
-    json.key("model").value(configuration.model).key("new_tokens").value(configuration.new_tokens);
+  if (!configuration.model.empty()) json.key("model").value(configuration.model);
+  // The workload's own options, as it declares them (none for the synthetic MLP).
+  const WorkloadKind& kind = workload_kind_of(configuration);
+  const WorkloadOptions options = completed_options(kind, configuration.workload_options);
+  for (const WorkloadOption& option : kind.options) {
+    json.key(option.keyword);
+    std::visit([&json](const auto& value) { json.value(value); }, *options.find(option.name));
+  }
   const ModelOrigin origin = configuration.model_origin();
   if (origin.is_hub_id()) write_model_source(json, origin);
   json.end_object();
@@ -99,7 +114,19 @@ MeasureConfiguration read_measure_configuration(const JsonObjectReader& json) {
   for_each_configuration_member(configuration, [&json](const char* name, auto& member) {
     json.read(name, member);
   });
-  if (json.has("model")) json.read("model", configuration.model).read("new_tokens", configuration.new_tokens);
+  if (json.has("model")) json.read("model", configuration.model);
+  // The workload's own options, read as it declares them (a missing one is a DataFileError);
+  // checked, as the rest, by the workload. Which workload may depend on them: a first look.
+  const auto read_option = [&json](const WorkloadOption& option, WorkloadOptions& into) {
+    if (option.type == WorkloadOption::Type::kWholeNumber)
+      into.set(option.name, json.int64(option.keyword));
+    else
+      into.set(option.name, json.text(option.keyword));
+  };
+  MeasureConfiguration asked = configuration;
+  for (const WorkloadOption& option : declared_workload_options())
+    if (json.has(option.keyword)) read_option(option, asked.workload_options);
+  for (const WorkloadOption& option : workload_kind_of(asked).options) read_option(option, configuration.workload_options);
   // model_source (a Hub id's commit) is a record of where the files were read: the worker
   // finds them again from the model as given.
   return configuration;

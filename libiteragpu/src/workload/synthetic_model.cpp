@@ -280,6 +280,9 @@ const WorkloadKind& synthetic_mlp_kind() {
       synthetic_mlp_for,
       // Its file's section follows from the configuration alone (check_json compares them).
       [](const MeasureConfiguration& configuration, const JsonObjectReader&) { return synthetic_mlp_for(configuration); },
+      // Its width and hidden size are members every configuration has (a checkpoint's are its
+      // config.json's), not options of its own: docs/design.md, "Workloads".
+      {},
   };
   return kind;
 }

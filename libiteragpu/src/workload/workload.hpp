@@ -19,6 +19,7 @@
 #include "iteragpu/measure_configuration.hpp"
 #include "iteragpu/phase_row.hpp"
 #include "iteragpu/timing_statistics.hpp"
+#include "iteragpu/workload_options.hpp"
 #include "iteragpu/workload_run.hpp"
 #include "mechanics/json_input.hpp"
 #include "mechanics/json_output.hpp"
@@ -179,8 +180,9 @@ class Workload {
 std::vector<std::string> measurement_notes(const Workload& workload);
 
 // One kind of workload as the registry knows it: its name (the backend plugin's module is
-// registered under the same name), which configurations ask for it, and how it is made from a
-// configuration and from a measurement file. A new workload is a new entry of workload_kinds().
+// registered under the same name), which configurations ask for it, how it is made from a
+// configuration and from a measurement file, and the options it has besides the shared ones.
+// A new workload is a new entry of workload_kinds().
 struct WorkloadKind {
   const char* name;
   // Whether a configuration (checked or read back from a file) asks for this workload.
@@ -194,6 +196,10 @@ struct WorkloadKind {
   // the run and cannot run it. UsageError for values that do not make one.
   std::unique_ptr<const Workload> (*recorded)(const MeasureConfiguration& configuration,
                                                const JsonObjectReader& document);
+  // Its own options, in the order the command line, Python and the configuration's JSON give
+  // them (after the model): MeasureConfiguration::parse checks them, checked() gives the ones
+  // left out their default, and the workload reads them from configuration.workload_options.
+  std::vector<WorkloadOption> options;
 };
 
 // Every workload, in the order the registry asks them; the last one asks for nothing in
@@ -201,6 +207,13 @@ struct WorkloadKind {
 const std::vector<WorkloadKind>& workload_kinds();
 // The kind a configuration asks for.
 const WorkloadKind& workload_kind_of(const MeasureConfiguration& configuration);
+
+// UsageError when `kind` does not declare the option `name`: the declaring workload's reason
+// (WorkloadOption::elsewhere), or that no workload has it (workload_options.cpp).
+void require_declared_by(const WorkloadKind& kind, const std::string& name);
+// `given` in `kind`'s order, each option it leaves out at its default (checked); UsageError for
+// an option `kind` does not declare. The values given are kept: the workload checks them.
+WorkloadOptions completed_options(const WorkloadKind& kind, const WorkloadOptions& given);
 
 // The workload a checked configuration asks for (UsageError when its values do not make one).
 std::unique_ptr<const Workload> workload_for(const MeasureConfiguration& configuration);
