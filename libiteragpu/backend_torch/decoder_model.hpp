@@ -16,11 +16,14 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "iteragpu/decoder_architecture.hpp"
+#include "torch_workload.hpp"
 
 // SDPA's grouped-query path (enable_gqa) is what transformers takes; it exists from 2.5.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
@@ -109,6 +112,26 @@ class DecoderModel {
   at::Tensor embed_tokens_, norm_, lm_head_, inv_freq_, original_inv_freq_;
   std::vector<DecoderLayer> layers_;
   std::string prefill_backend_, decode_backend_;
+};
+
+}  // namespace iteragpu::torch_backend
+
+#else  // !ITERAGPU_DECODER_SUPPORTED
+
+namespace iteragpu::torch_backend {
+
+// What a checkpoint's modules (inference, training) are where LibTorch is older than 2.5:
+// opening one says why it cannot run.
+template <typename Payload>
+class CheckpointModuleUnsupported final : public TorchWorkload {
+ public:
+  CheckpointModuleUnsupported(const Payload&, std::uint64_t, c10::ScalarType, c10::Device) {
+    throw std::runtime_error("a checkpoint needs LibTorch 2.5 or newer (SDPA's grouped-query path); this backend "
+                             "was built against LibTorch " TORCH_VERSION);
+  }
+  bool run_step(const std::string&) override { return false; }
+  void release_output() override {}
+  void release() noexcept override {}
 };
 
 }  // namespace iteragpu::torch_backend

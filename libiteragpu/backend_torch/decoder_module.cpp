@@ -109,25 +109,12 @@ class DecoderModule final : public ForwardWorkload {
   std::string last_logits_;
 };
 
+#else
+using DecoderModule = CheckpointModuleUnsupported<DecoderPayload>;
 #endif  // ITERAGPU_DECODER_SUPPORTED
 
-TorchWorkloadBuilder decode_decoder(const WorkloadSpec& spec, std::string& malformed) {
-  DecoderPayload payload;
-  malformed = decode_decoder_payload(spec.payload, payload);
-  if (!malformed.empty()) return {};
-  return [payload = std::move(payload), seed = spec.seed](c10::ScalarType scalar_type,
-                                                          c10::Device device) -> std::unique_ptr<TorchWorkload> {
-#if ITERAGPU_DECODER_SUPPORTED
-    return std::make_unique<DecoderModule>(payload, seed, scalar_type, device);
-#else
-    (void)payload, (void)seed, (void)scalar_type, (void)device;
-    throw std::runtime_error("running a checkpoint needs LibTorch 2.5 or newer (SDPA's grouped-query path); this "
-                             "backend was built against LibTorch " TORCH_VERSION);
-#endif
-  };
-}
-
-const TorchWorkloadRegistrar kRegistered(kDecoderKind, decode_decoder);
+const TorchWorkloadRegistrar kRegistered(kDecoderKind,
+                                          module_builder<DecoderModule, DecoderPayload, decode_decoder_payload>);
 
 }  // namespace
 }  // namespace iteragpu::torch_backend

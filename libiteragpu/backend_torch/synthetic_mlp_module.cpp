@@ -84,16 +84,8 @@ class SyntheticMlpModule final : public ForwardWorkload {
   torch::Tensor output_;
 };
 
-TorchWorkloadBuilder decode_synthetic_mlp(const WorkloadSpec& spec, std::string& malformed) {
-  SyntheticMlpPayload payload;
-  malformed = decode_synthetic_mlp_payload(spec.payload, payload);
-  if (!malformed.empty()) return {};
-  return [payload, seed = spec.seed](c10::ScalarType scalar_type, c10::Device device) {
-    return std::unique_ptr<TorchWorkload>(std::make_unique<SyntheticMlpModule>(payload, seed, scalar_type, device));
-  };
-}
-
-const TorchWorkloadRegistrar kRegistered(kSyntheticMlpKind, decode_synthetic_mlp);
+const TorchWorkloadRegistrar kRegistered(
+    kSyntheticMlpKind, module_builder<SyntheticMlpModule, SyntheticMlpPayload, decode_synthetic_mlp_payload>);
 
 }  // namespace
 }  // namespace iteragpu::torch_backend

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "iteragpu/backend.hpp"
 #include "workload/workload_steps.hpp"
@@ -73,6 +74,19 @@ using TorchWorkloadBuilder = std::function<std::unique_ptr<TorchWorkload>(c10::S
 // Reads a spec's payload with the workload's codec: the builder, or, for a malformed payload,
 // an empty one and the reason in one line in `malformed`.
 using TorchWorkloadDecoder = TorchWorkloadBuilder (*)(const WorkloadSpec& spec, std::string& malformed);
+
+// A module's TorchWorkloadDecoder: reads the spec's payload with the workload's codec
+// (`decode`) and gives the builder of Module(payload, seed, scalar type, device).
+template <typename Module, typename Payload, std::string (*decode)(const std::string&, Payload&)>
+TorchWorkloadBuilder module_builder(const WorkloadSpec& spec, std::string& malformed) {
+  Payload payload;
+  malformed = decode(spec.payload, payload);
+  if (!malformed.empty()) return {};
+  return [payload = std::move(payload), seed = spec.seed](c10::ScalarType scalar_type,
+                                                          c10::Device device) -> std::unique_ptr<TorchWorkload> {
+    return std::make_unique<Module>(payload, seed, scalar_type, device);
+  };
+}
 
 // The plugin's workloads by kind (WorkloadSpec::kind), sorted by name.
 inline std::map<std::string, TorchWorkloadDecoder>& registered_workloads() {

@@ -279,25 +279,12 @@ class TrainingModule final : public TorchWorkload {
   std::vector<float> losses_;
 };
 
+#else
+using TrainingModule = CheckpointModuleUnsupported<TrainingPayload>;
 #endif  // ITERAGPU_DECODER_SUPPORTED
 
-TorchWorkloadBuilder decode_training(const WorkloadSpec& spec, std::string& malformed) {
-  TrainingPayload payload;
-  malformed = decode_training_payload(spec.payload, payload);
-  if (!malformed.empty()) return {};
-  return [payload = std::move(payload), seed = spec.seed](c10::ScalarType scalar_type,
-                                                          c10::Device device) -> std::unique_ptr<TorchWorkload> {
-#if ITERAGPU_DECODER_SUPPORTED
-    return std::make_unique<TrainingModule>(payload, seed, scalar_type, device);
-#else
-    (void)payload, (void)seed, (void)scalar_type, (void)device;
-    throw std::runtime_error("training a checkpoint needs LibTorch 2.5 or newer (SDPA's grouped-query path); this "
-                             "backend was built against LibTorch " TORCH_VERSION);
-#endif
-  };
-}
-
-const TorchWorkloadRegistrar kRegistered(kTrainingKind, decode_training);
+const TorchWorkloadRegistrar kRegistered(kTrainingKind,
+                                          module_builder<TrainingModule, TrainingPayload, decode_training_payload>);
 
 }  // namespace
 }  // namespace iteragpu::torch_backend
