@@ -246,7 +246,7 @@ Measurement read_measurement_document(const std::string& text, const std::string
                                             std::to_string(measurement.exact_predicted_counters()));
   }
   measurement.timing = json.has("timing") ? read_timing(json.object("timing"))
-                                          : summarize_warm_repeats(measurement.phases);
+                                          : measurement.workload->warm_repeats(measurement.phases);
   return measurement;
 }
 

@@ -86,7 +86,7 @@ Measurement run_protocol(const std::shared_ptr<Backend>& supplied_backend,
     if (progress) progress(measurement.phases.back(), static_cast<int>(measurement.phases.size()), rows_total);
     throw_if_interrupted(("after phase " + measurement.phases.back().phase).c_str());
   });
-  measurement.timing = summarize_warm_repeats(measurement.phases);
+  measurement.timing = workload->warm_repeats(measurement.phases);
   measurement.run = workload->run_record(*backend, measurement.phases, measurement.timing);
   return measurement;
 }

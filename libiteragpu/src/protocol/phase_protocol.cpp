@@ -119,24 +119,4 @@ void run_phase_protocol(Backend& backend, const MeasureConfiguration& request, c
   }
 }
 
-// The spread of the warm_forward rows' times; GPU event times only when every row has one.
-TimingSummary summarize_warm_repeats(const std::vector<PhaseRow>& phases) {
-  std::vector<double> host;
-  std::vector<double> gpu;
-  bool every_gpu_time = true;
-  for (const PhaseRow& row : phases) {
-    // The synthetic MLP's warm forwards; a checkpoint's warm decode steps.
-    if (row.phase != "warm_forward" && !(row.sequence == "warm" && row.phase == "decode")) continue;
-    host.push_back(row.host_seconds);
-    if (row.gpu_event_seconds) {
-      gpu.push_back(*row.gpu_event_seconds);
-    } else {
-      every_gpu_time = false;
-    }
-  }
-  return TimingSummary::of_warm_repeats(host, every_gpu_time && !host.empty()
-                                                  ? std::optional<std::vector<double>>(gpu)
-                                                  : std::nullopt);
-}
-
 }  // namespace iteragpu

@@ -25,7 +25,5 @@ int phase_row_count(const MeasureConfiguration& request, const Workload& workloa
 void run_phase_protocol(Backend& backend, const MeasureConfiguration& request, const Workload& workload,
                         int device_index, const std::function<void(PhaseRow row)>& record);
 
-// The spread of the warm_forward rows' times; GPU event times only when every row has one.
-TimingSummary summarize_warm_repeats(const std::vector<PhaseRow>& phases);
 
 }  // namespace iteragpu

@@ -6,6 +6,7 @@
 
 #include "iteragpu/error.hpp"
 #include "mechanics/quantity_parser.hpp"
+#include "workload/workload.hpp"
 
 namespace iteragpu {
 namespace {
@@ -27,14 +28,14 @@ void read_phase_counters(const JsonObjectReader& json, AllocatorCounters& baseli
 PhaseRow read_phase_row_members(const JsonObjectReader& json) {
   PhaseRow row;
   row.phase = json.text("phase");
-  const bool decoder_row = row.phase == "weights_load" || row.phase == "prefill" || row.phase == "decode";
-  if (row.phase != "model_load" && row.phase != "inputs" && row.phase != "cold_forward" &&
-      row.phase != "warmup" && row.phase != "warm_forward" && !decoder_row)
+  if (!is_workload_phase(row.phase))
     json.fail("phase", quoted_for_message(row.phase) + " is not a phase of the protocol");
   if (json.has("sequence")) {
     row.sequence = json.text("sequence");
     if (row.sequence != "cold" && row.sequence != "warmup" && row.sequence != "warm")
       json.fail("sequence", quoted_for_message(row.sequence) + " is not cold, warmup or warm");
+  }
+  if (json.has("sequence") || json.has("step")) {
     row.step = json.integer("step");
     if (*row.step < 0) json.fail("step", "negative");
   }

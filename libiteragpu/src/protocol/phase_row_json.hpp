@@ -46,7 +46,8 @@ inline void write_phase_counter_differences(JsonWriter& json, const AllocatorCou
 }
 
 // Writes which row it is: phase, repeat (null for none), forwards, and a checkpoint's
-// sequence and step. Measured, streamed and predicted rows name themselves alike.
+// sequence and step (a training step's rows: the step alone). Measured, streamed and
+// predicted rows name themselves alike.
 inline void write_phase_identity(JsonWriter& json, const std::string& phase, int repeat, int forwards,
                                  const std::string& sequence, const std::optional<int>& step) {
   json.key("phase").value(phase).key("repeat");
@@ -56,7 +57,8 @@ inline void write_phase_identity(JsonWriter& json, const std::string& phase, int
     json.null();
   }
   json.key("forwards").value(forwards);
-  if (!sequence.empty()) json.key("sequence").value(sequence).key("step").value(step.value_or(0));
+  if (!sequence.empty()) json.key("sequence").value(sequence);
+  if (!sequence.empty() || step) json.key("step").value(step.value_or(0));
 }
 
 // Writes a phase row's own members (phase, repeat, forwards, times, counters) into the open

@@ -16,7 +16,7 @@ constexpr std::size_t kLineBytes = 512;
 }  // namespace
 
 std::string phase_label(const std::string& phase, const std::string& sequence, const std::optional<int>& step) {
-  if (sequence.empty()) return phase;
+  if (sequence.empty()) return phase + (step ? " " + std::to_string(*step) : "");  // a training step's row
   return sequence + " " + phase + (step && *step > 0 ? " " + std::to_string(*step) : "");
 }
 

@@ -157,7 +157,7 @@ DeviceResultFigures DeviceResultFigures::of(const Measurement& measurement, cons
   bool warm_forward_seen = false, model_load_seen = false;
   for (const PhaseRow& row : measurement.phases) {
     figures.peak_allocated_bytes_max = std::max(figures.peak_allocated_bytes_max, row.end.peak_allocated_bytes);
-    warm_forward_seen = warm_forward_seen || row.phase == "warm_forward" || row.sequence == "warm";
+    warm_forward_seen = warm_forward_seen || measurement.timing.warm_repeats > 0;
     if (row.phase == "model_load" || row.phase == "weights_load") {
       figures.model_load_allocated_bytes = static_cast<std::int64_t>(row.end.allocated_bytes) -
                                            static_cast<std::int64_t>(row.baseline.allocated_bytes);

@@ -266,6 +266,10 @@ class DecoderWorkload final : public Workload {
     };
   }
   int phase_column_width() const override { return 18; }  // "warmup decode 16"
+  // The warm sequences' decode steps.
+  TimingSummary warm_repeats(const std::vector<PhaseRow>& rows) const override {
+    return timing_of_rows(rows, [](const PhaseRow& row) { return row.sequence == "warm" && row.phase == "decode"; });
+  }
   std::string no_prediction_reason() const override {
     return "the allocator counters of a checkpoint are not predicted yet";
   }
@@ -418,12 +422,14 @@ const WorkloadKind& decoder_workload_kind() {
       [](const MeasureConfiguration& configuration, const JsonObjectReader& document) {
         return recorded_decoder_workload(configuration, read_checkpoint_record(document.object("decoder_model")));
       },
+      resolve_decoder_configuration,
       {{kNewTokens, "new_tokens", "with --model: decode steps after the prefill, one row each", "16",
         WorkloadOption::Type::kWholeNumber,
         [](const std::string& text) -> WorkloadOptions::Value {
           return parse_whole_number(text, kNewTokens, 1, kMaxForwardCount);
         },
         "needs --model (the synthetic MLP has no decode steps)", /*swept=*/true}},
+      {"weights_load", "inputs", "prefill", "decode"},
   };
   return kind;
 }

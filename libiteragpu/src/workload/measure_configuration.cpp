@@ -68,16 +68,11 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
 
 MeasureConfiguration MeasureConfiguration::checked() const {
   MeasureConfiguration configuration = *this;
-  configuration.workload_options = completed_options(workload_kind_of(configuration), workload_options);
-  if (!model.empty()) {
-    if (!configuration.model_files)
-      configuration.model_files = open_model_files(model, "model", HubAccess{hub_timeout_ms});
-    resolve_decoder_configuration(configuration);  // reads and checks the checkpoint
-    return configuration;
-  }
-  if (configuration.dtype.empty()) configuration.dtype = "float32";
-  if (hidden == 0) configuration.hidden_is_default = true;
-  configuration.hidden = SyntheticModel::from(configuration).hidden;  // checks the rest
+  const WorkloadKind& kind = workload_kind_of(configuration);
+  configuration.workload_options = completed_options(kind, workload_options);
+  if (!model.empty() && !configuration.model_files)
+    configuration.model_files = open_model_files(model, "model", HubAccess{hub_timeout_ms});
+  kind.resolve(configuration);
   return configuration;
 }
 

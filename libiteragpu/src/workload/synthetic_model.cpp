@@ -228,6 +228,9 @@ class SyntheticMlp final : public Workload {
     };
   }
   int phase_column_width() const override { return 13; }  // "cold_forward"
+  TimingSummary warm_repeats(const std::vector<PhaseRow>& rows) const override {
+    return timing_of_rows(rows, [](const PhaseRow& row) { return row.phase == "warm_forward"; });
+  }
   std::string no_prediction_reason() const override { return "the allocator rules describe CUDA builds only"; }
 
  private:
@@ -280,9 +283,15 @@ const WorkloadKind& synthetic_mlp_kind() {
       synthetic_mlp_for,
       // Its file's section follows from the configuration alone (check_json compares them).
       [](const MeasureConfiguration& configuration, const JsonObjectReader&) { return synthetic_mlp_for(configuration); },
+      [](MeasureConfiguration& configuration) {
+        if (configuration.dtype.empty()) configuration.dtype = "float32";
+        if (configuration.hidden == 0) configuration.hidden_is_default = true;
+        configuration.hidden = SyntheticModel::from(configuration).hidden;  // checks the rest
+      },
       // Its width and hidden size are members every configuration has (a checkpoint's are its
       // config.json's), not options of its own: docs/design.md, "Workloads".
       {},
+      {"model_load", "inputs", "cold_forward", "warmup", "warm_forward"},
   };
   return kind;
 }

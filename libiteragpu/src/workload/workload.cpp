@@ -51,4 +51,22 @@ std::unique_ptr<StepAllocations> Workload::step_allocations() const {
   return std::make_unique<ModelInputsAndForwards>(*this);
 }
 
+TimingSummary timing_of_rows(const std::vector<PhaseRow>& rows, bool (*is_repeat)(const PhaseRow& row)) {
+  std::vector<double> host;
+  std::vector<double> gpu;
+  bool every_gpu_time = true;
+  for (const PhaseRow& row : rows) {
+    if (!is_repeat(row)) continue;
+    host.push_back(row.host_seconds);
+    if (row.gpu_event_seconds) {
+      gpu.push_back(*row.gpu_event_seconds);
+    } else {
+      every_gpu_time = false;
+    }
+  }
+  return TimingSummary::of_warm_repeats(host, every_gpu_time && !host.empty()
+                                                  ? std::optional<std::vector<double>>(gpu)
+                                                  : std::nullopt);
+}
+
 }  // namespace iteragpu

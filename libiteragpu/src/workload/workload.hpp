@@ -151,6 +151,10 @@ class Workload {
   virtual std::vector<std::string> notes() const = 0;
   // The width of the text's phase column ("cold_forward", "warmup decode 16").
   virtual int phase_column_width() const = 0;
+  // The spread of the warm repeats' times, from its rows (the measurement's timing summary):
+  // which rows make a repeat is the workload's (a warm forward, a warm decode step, a warm
+  // training step's three rows).
+  virtual TimingSummary warm_repeats(const std::vector<PhaseRow>& rows) const = 0;
   // Why a measurement's text shows no prediction, in parentheses.
   virtual std::string no_prediction_reason() const = 0;
 
@@ -196,11 +200,25 @@ struct WorkloadKind {
   // the run and cannot run it. UsageError for values that do not make one.
   std::unique_ptr<const Workload> (*recorded)(const MeasureConfiguration& configuration,
                                                const JsonObjectReader& document);
+  // What the workload decides in a configuration being checked (a checkpoint's dtype and
+  // sizes, the synthetic MLP's hidden size when left out), then the check of the rest
+  // (UsageError, DataFileError): MeasureConfiguration::checked() calls it once the options are
+  // completed and the model's files found.
+  void (*resolve)(MeasureConfiguration& configuration);
   // Its own options, in the order the command line, Python and the configuration's JSON give
   // them (after the model): MeasureConfiguration::parse checks them, checked() gives the ones
   // left out their default, and the workload reads them from configuration.workload_options.
   std::vector<WorkloadOption> options;
+  // The phases its rows name (PhaseRow::phase): what a row read back may be.
+  std::vector<std::string> phases;
 };
+
+// The spread of the times of the rows `is_repeat` selects, one repeat each; GPU event times
+// only when every such row has one (workload.cpp).
+TimingSummary timing_of_rows(const std::vector<PhaseRow>& rows, bool (*is_repeat)(const PhaseRow& row));
+
+// Whether some workload's rows name `phase`.
+bool is_workload_phase(const std::string& phase);
 
 // Every workload, in the order the registry asks them; the last one asks for nothing in
 // particular (the synthetic MLP: a configuration without a model).

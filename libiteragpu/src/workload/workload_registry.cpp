@@ -25,6 +25,13 @@ const WorkloadKind& workload_kind_of(const MeasureConfiguration& configuration) 
   throw UsageError("model", "names no workload this build has");  // the synthetic MLP asks for the rest
 }
 
+bool is_workload_phase(const std::string& phase) {
+  for (const WorkloadKind& kind : workload_kinds())
+    for (const std::string& name : kind.phases)
+      if (name == phase) return true;
+  return false;
+}
+
 std::unique_ptr<const Workload> workload_for(const MeasureConfiguration& configuration) {
   return workload_kind_of(configuration).make(configuration);
 }
