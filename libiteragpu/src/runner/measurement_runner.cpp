@@ -152,12 +152,13 @@ DeviceResultFigures DeviceResultFigures::of(const Measurement& measurement, cons
     throw DataFileError(source + ": measured " + measured + " (configured " + configured + "), not " + device);
   DeviceResultFigures figures;
   if (const GpuDevice* gpu = measurement.environment.selected_gpu()) figures.gpu_name = gpu->name;
-  // The load row (model_load, or a checkpoint's weights_load) and warm rows (warm_forward, or
-  // a checkpoint's warm sequences) are what the summary's figures come from.
-  bool warm_forward_seen = false, model_load_seen = false;
+  // The load row (model_load, or a checkpoint's weights_load) and the warm repeats (the
+  // workload's: warm_forward rows, a checkpoint's warm decode steps) are what the summary's
+  // figures come from.
+  const bool warm_forward_seen = !measurement.phases.empty() && measurement.timing.warm_repeats > 0;
+  bool model_load_seen = false;
   for (const PhaseRow& row : measurement.phases) {
     figures.peak_allocated_bytes_max = std::max(figures.peak_allocated_bytes_max, row.end.peak_allocated_bytes);
-    warm_forward_seen = warm_forward_seen || measurement.timing.warm_repeats > 0;
     if (row.phase == "model_load" || row.phase == "weights_load") {
       figures.model_load_allocated_bytes = static_cast<std::int64_t>(row.end.allocated_bytes) -
                                            static_cast<std::int64_t>(row.baseline.allocated_bytes);

@@ -162,8 +162,8 @@ class Workload {
   // backend's report and the rows; null when the workload keeps none (the synthetic MLP).
   // MeasurementFailed when the backend gives no report.
   virtual std::shared_ptr<const WorkloadRun> run_record(Backend& backend, const std::vector<PhaseRow>& rows,
-                                                        const TimingSummary& warm_repeats) const {
-    (void)backend, (void)rows, (void)warm_repeats;
+                                                        const TimingSummary& warm) const {
+    (void)backend, (void)rows, (void)warm;
     return nullptr;
   }
   // Its record in a measurement file and text, and read back (null when the file has none).
