@@ -46,9 +46,10 @@ void add_checkpoint_options(po::options_description& options) {
        "the safetensors headers over HTTPS; measure needs the weights in the cache); --context is "
        "then the prompt length and --dtype defaults to the checkpoint's");
   // Every workload's own options, as it declares them (WorkloadKind::options).
-  for (const WorkloadOption& option : declared_workload_options())
-    options.add_options()(option.name, po::value<std::string>(),
-                          (std::string(option.help) + " (default " + option.default_text + ")").c_str());
+  for (const WorkloadOption& option : declared_workload_options()) {
+    const std::string default_text = *option.default_text ? std::string(" (default ") + option.default_text + ")" : "";
+    options.add_options()(option.name, po::value<std::string>(), (option.help + default_text).c_str());
+  }
   add_hub_options(options);
 }
 

@@ -472,7 +472,8 @@ void register_measure_request(py::module_& m) {
           const auto given = r.workload_options.find(name);
           return given == r.workload_options.end() ? py::object(py::none()) : py::object(py::str(given->second));
         },
-        ("None: left out (" + std::string(option.default_text) + ").").c_str());
+        (*option.default_text ? "None: left out (" + std::string(option.default_text) + ")."
+                              : std::string("None: left out (another workload).")).c_str());
   }
 
   m.def(

@@ -124,11 +124,11 @@ TEST_F(WorkloadSeam, AnOptionOfAnotherWorkloadIsRefusedWithItsReason) {
   MeasureRequest request;
   request.workload_options["new-tokens"] = "4";
   EXPECT_EQ(message_of<UsageError>([&] { MeasureConfiguration::parse(request); }),
-            "--new-tokens: needs --model (the synthetic MLP has no decode steps)");
+            "--new-tokens: needs --model without --train (only generation has decode steps)");
   MeasureConfiguration configuration = MeasureConfiguration::parse(MeasureRequest{});
   configuration.workload_options.set("new-tokens", 4);
   EXPECT_EQ(message_of<UsageError>([&] { configuration.checked(); }),
-            "--new-tokens: needs --model (the synthetic MLP has no decode steps)");
+            "--new-tokens: needs --model without --train (only generation has decode steps)");
 }
 
 TEST_F(WorkloadSeam, AnOptionLeftOutTakesItsDeclaredDefault) {

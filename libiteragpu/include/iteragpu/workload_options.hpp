@@ -44,7 +44,9 @@ struct WorkloadOption {
   const char* name;          // as the command line spells it ("new-tokens"), and UsageError's field
   const char* keyword;       // the Python keyword and the configuration's JSON member ("new_tokens")
   const char* help;          // the --help line, before " (default <default_text>)"
-  const char* default_text;  // the value when left out, as written
+  // The value when left out, as written; "" for an option that asks for its workload (the
+  // kind is chosen only when it is given, so it has no default to show).
+  const char* default_text;
   Type type;
   // The value `text` gives, or UsageError(name, what is accepted).
   WorkloadOptions::Value (*check)(const std::string& text);
@@ -52,6 +54,10 @@ struct WorkloadOption {
   const char* elsewhere;
   // Whether `iteragpu sweep --vary <name>` may grow it (a whole number whose memory grows with it).
   bool swept = false;
+  // Given while another option of the same workload has another value, it is refused with
+  // `elsewhere` (LoRA's rank with --train full): {option, value}, or none.
+  const char* only_when_option = nullptr;
+  const char* only_when_value = nullptr;
 };
 
 // Every workload's declared options, in the registry's order: what the command line and

@@ -385,9 +385,9 @@ std::string Measurement::to_text() const {
   if (environment.stack) text += ", LibTorch " + printable(environment.stack->torch_version);
   if (environment.from_test_double()) text += "\n" + std::string(kTestDoubleMark);
   const std::shared_ptr<const Workload> workload = workload_of(*this);
-  text += "\n" + workload->measurement_text() + "; warmup " +
-          std::to_string(configuration.warmup) + ", repeats " +
-          std::to_string(configuration.repeats) + ", seed " + std::to_string(configuration.seed) + "\n\n";
+  const std::string repetition = workload->repetition_text(configuration);
+  text += "\n" + workload->measurement_text() + (repetition.empty() ? "; seed " : "; " + repetition + ", seed ") +
+          std::to_string(configuration.seed) + "\n\n";
   char middle[512];
   std::snprintf(middle, sizeof middle, " %8s %12s %12s", "forwards", "host ms", "GPU event ms");
   const int phase_width = workload->phase_column_width();

@@ -10,8 +10,8 @@ namespace iteragpu {
 namespace {
 
 std::string configuration_text(const MeasureConfiguration& request, const Workload& workload) {
-  return request.device + ", " + workload.shape_text() + ", warmup " + std::to_string(request.warmup) +
-         ", repeats " + std::to_string(request.repeats);
+  const std::string repetition = workload.repetition_text(request);
+  return request.device + ", " + workload.shape_text() + (repetition.empty() ? "" : ", " + repetition);
 }
 
 // One phase: the order of calls is the protocol of SPEC §3 (see Backend). Nothing in the

@@ -152,13 +152,12 @@ DeviceResultFigures DeviceResultFigures::of(const Measurement& measurement, cons
     throw DataFileError(source + ": measured " + measured + " (configured " + configured + "), not " + device);
   DeviceResultFigures figures;
   if (const GpuDevice* gpu = measurement.environment.selected_gpu()) figures.gpu_name = gpu->name;
-  // The load row (model_load, or a checkpoint's weights_load) and the warm repeats (the
-  // workload's: warm_forward rows, a checkpoint's warm decode steps) are what the summary's
-  // figures come from.
-  const bool warm_forward_seen = !measurement.phases.empty() && measurement.timing.warm_repeats > 0;
-  bool model_load_seen = false;
+  // The load row (model_load, or a checkpoint's weights_load) and warm rows (warm_forward, or
+  // a checkpoint's warm sequences) are what the summary's figures come from.
+  bool warm_forward_seen = false, model_load_seen = false;
   for (const PhaseRow& row : measurement.phases) {
     figures.peak_allocated_bytes_max = std::max(figures.peak_allocated_bytes_max, row.end.peak_allocated_bytes);
+    warm_forward_seen = warm_forward_seen || measurement.timing.warm_repeats > 0;
     if (row.phase == "model_load" || row.phase == "weights_load") {
       figures.model_load_allocated_bytes = static_cast<std::int64_t>(row.end.allocated_bytes) -
                                            static_cast<std::int64_t>(row.baseline.allocated_bytes);
@@ -219,11 +218,12 @@ std::string MeasurementSummary::to_json() const {
 }
 
 std::string MeasurementSummary::to_text() const {
+  const std::unique_ptr<const Workload> workload = workload_for(configuration);
+  const std::string repetition = workload->repetition_text(configuration);
   std::string text = "Measurement of " + std::to_string(devices.size()) +
                      (devices.size() == 1 ? " GPU" : " GPUs") + " at the same time, one worker process each: " +
-                     workload_for(configuration)->shape_text() + ", warmup " +
-                     std::to_string(configuration.warmup) + ", repeats " + std::to_string(configuration.repeats) +
-                     ", seed " + std::to_string(configuration.seed) + "\n\n";
+                     workload->shape_text() + (repetition.empty() ? "" : ", " + repetition) + ", seed " +
+                     std::to_string(configuration.seed) + "\n\n";
   char line[1024];
   std::snprintf(line, sizeof line, "%-8s %-7s %4s  %-24s %16s %18s %18s  %s\n", "device", "status", "exit",
                 "GPU", "warm fwd host ms", "model_load alloc", "peak alloc max", "result file");

@@ -203,28 +203,9 @@ class DecoderWorkload final : public Workload {
   }
 
   void write_json(JsonWriter& json) const override {
-    const DecoderArchitecture& a = checkpoint_.architecture;
-    json.key("decoder_model").begin_object()
-        .key("directory").value(checkpoint_.directory)
-        .key("architecture").value(a.architecture)
-        .key("model_type").value(a.model_type)
-        .key("layers").value(a.layers)
-        .key("hidden_size").value(a.hidden_size)
-        .key("intermediate_size").value(a.intermediate_size)
-        .key("attention_heads").value(a.attention_heads)
-        .key("kv_heads").value(a.kv_heads)
-        .key("head_dim").value(a.head_dim)
-        .key("vocab_size").value(a.vocab_size)
-        .key("rope_type").value(a.rope_type)
-        .key("qkv_bias").value(a.qkv_bias)
-        .key("qk_norm").value(a.qk_norm)
-        .key("tie_word_embeddings").value(a.tie_word_embeddings)
-        .key("checkpoint_dtype").value(a.dtype)
-        .key("dtype").value(dtype_)
-        .key("tensors").value(checkpoint_.tensors)
-        .key("parameter_count").value(checkpoint_.parameter_count)
-        .key("parameter_bytes").value(checkpoint_.parameter_bytes)
-        .key("input_shape").begin_array().value(batch_).value(context_).end_array()
+    json.key("decoder_model").begin_object();
+    write_checkpoint_members(json, checkpoint_, dtype_);
+    json.key("input_shape").begin_array().value(batch_).value(context_).end_array()
         .key("new_tokens").value(static_cast<std::int64_t>(new_tokens_))
         .end_object();
   }
@@ -381,12 +362,12 @@ class DecoderWorkload final : public Workload {
   std::string dtype_;
 };
 
+}  // namespace
+
 CheckpointRecord record_of(const DecoderCheckpoint& checkpoint) {
   return {checkpoint.directory, checkpoint.architecture, static_cast<std::int64_t>(checkpoint.tensors.size()),
           checkpoint.parameter_count, checkpoint.parameter_bytes};
 }
-
-}  // namespace
 
 DecoderCheckpoint checkpoint_of(const MeasureConfiguration& configuration) {
   if (configuration.model_files) return read_decoder_checkpoint(*configuration.model_files);
@@ -428,10 +409,33 @@ const WorkloadKind& decoder_workload_kind() {
         [](const std::string& text) -> WorkloadOptions::Value {
           return parse_whole_number(text, kNewTokens, 1, kMaxForwardCount);
         },
-        "needs --model (the synthetic MLP has no decode steps)", /*swept=*/true}},
+        "needs --model without --train (only generation has decode steps)", /*swept=*/true}},
       {"weights_load", "inputs", "prefill", "decode"},
   };
   return kind;
+}
+
+void write_checkpoint_members(JsonWriter& json, const CheckpointRecord& checkpoint, const std::string& dtype) {
+  const DecoderArchitecture& a = checkpoint.architecture;
+  json.key("directory").value(checkpoint.directory)
+      .key("architecture").value(a.architecture)
+      .key("model_type").value(a.model_type)
+      .key("layers").value(a.layers)
+      .key("hidden_size").value(a.hidden_size)
+      .key("intermediate_size").value(a.intermediate_size)
+      .key("attention_heads").value(a.attention_heads)
+      .key("kv_heads").value(a.kv_heads)
+      .key("head_dim").value(a.head_dim)
+      .key("vocab_size").value(a.vocab_size)
+      .key("rope_type").value(a.rope_type)
+      .key("qkv_bias").value(a.qkv_bias)
+      .key("qk_norm").value(a.qk_norm)
+      .key("tie_word_embeddings").value(a.tie_word_embeddings)
+      .key("checkpoint_dtype").value(a.dtype)
+      .key("dtype").value(dtype)
+      .key("tensors").value(checkpoint.tensors)
+      .key("parameter_count").value(checkpoint.parameter_count)
+      .key("parameter_bytes").value(checkpoint.parameter_bytes);
 }
 
 CheckpointRecord read_checkpoint_record(const JsonObjectReader& json) {

@@ -9,6 +9,7 @@
 #include "iteragpu/decoder_checkpoint.hpp"
 #include "iteragpu/measure_configuration.hpp"
 #include "mechanics/json_input.hpp"
+#include "mechanics/json_output.hpp"
 #include "workload/decoder_payload.hpp"
 #include "workload/workload.hpp"
 
@@ -22,6 +23,11 @@ std::unique_ptr<const Workload> decoder_workload_for(const MeasureConfiguration&
 // describes the run without the checkpoint's files and cannot run it.
 std::unique_ptr<const Workload> recorded_decoder_workload(const MeasureConfiguration& configuration,
                                                           const CheckpointRecord& record);
+// What a measurement file records of a checkpoint (its folder, architecture, files, the run's
+// dtype): the members a checkpoint workload's section begins with.
+void write_checkpoint_members(JsonWriter& json, const CheckpointRecord& checkpoint, const std::string& dtype);
+// The record of a checkpoint read from its files.
+CheckpointRecord record_of(const DecoderCheckpoint& checkpoint);
 // The record a measurement file wrote in its `decoder_model` section (DataFileError).
 CheckpointRecord read_checkpoint_record(const JsonObjectReader& decoder_model);
 

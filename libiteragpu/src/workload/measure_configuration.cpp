@@ -62,6 +62,10 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
     configuration.workload_options.set(
         option.name, option.check(given != request.workload_options.end() ? given->second : option.default_text));
   }
+  for (const WorkloadOption& option : kind.options)
+    if (option.only_when_option && request.workload_options.count(option.name) &&
+        configuration.workload_options.text(option.only_when_option) != option.only_when_value)
+      throw UsageError(option.name, option.elsewhere);
   if (request.timeout) configuration.hub_timeout_ms = parse_hub_timeout_ms(*request.timeout, "timeout");
   return configuration.checked();
 }

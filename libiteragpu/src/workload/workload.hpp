@@ -116,6 +116,11 @@ class Workload {
   // How messages name the configuration's shape: "batch 1, context 16, width 64, hidden 256,
   // dtype float32".
   virtual std::string shape_text() const = 0;
+  // How the configuration's warm-up and repeats read after it ("warmup 1, repeats 2"); empty
+  // for a workload whose repeats are not the common ones (a training run's are its steps).
+  virtual std::string repetition_text(const MeasureConfiguration& configuration) const {
+    return "warmup " + std::to_string(configuration.warmup) + ", repeats " + std::to_string(configuration.repeats);
+  }
   // What the backend runs on `device_index`: its kind and its payload, from its codec.
   virtual WorkloadSpec workload_spec(int device_index, std::uint64_t seed) const = 0;
 
@@ -162,8 +167,8 @@ class Workload {
   // backend's report and the rows; null when the workload keeps none (the synthetic MLP).
   // MeasurementFailed when the backend gives no report.
   virtual std::shared_ptr<const WorkloadRun> run_record(Backend& backend, const std::vector<PhaseRow>& rows,
-                                                        const TimingSummary& warm) const {
-    (void)backend, (void)rows, (void)warm;
+                                                        const TimingSummary& warm_repeats) const {
+    (void)backend, (void)rows, (void)warm_repeats;
     return nullptr;
   }
   // Its record in a measurement file and text, and read back (null when the file has none).
