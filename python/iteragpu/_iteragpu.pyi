@@ -315,6 +315,11 @@ class MeasureRequest:
     model: Optional[str]
     timeout: Optional[str]
     # Each workload's own options (WorkloadKind::options), by keyword; None when left out.
+    train: Optional[str]
+    steps: Optional[str]
+    lora_rank: Optional[str]
+    lora_alpha: Optional[str]
+    lora_targets: Optional[str]
     new_tokens: Optional[str]
 
 def _workload_option_keywords() -> List[str]: ...
@@ -334,6 +339,11 @@ class MeasureConfiguration:
     output: str
     model: str
     # Each workload's own options, by keyword; None when the configuration's workload has none.
+    train: Optional[str]
+    steps: Optional[int]
+    lora_rank: Optional[int]
+    lora_alpha: Optional[int]
+    lora_targets: Optional[str]
     new_tokens: Optional[int]
 
 class SyntheticModel:

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The training step's plugin module against the Python loop, cell by cell, on the GPU machine.
+"""`iteragpu measure --model DIR --train` against the Python loop, cell by cell, on the GPU machine.
 
 For every cell (training_reference.py's SPEC: shape:dtype:full|lora:batch:sequence) it writes
 the checkpoint (random weights at a real shape), runs the loop in Python
-(training_reference.py, a fresh process) and the plugin module through the backend ABI
-(training_probe, a fresh process), and compares: every counter of every row, the rows' names,
+(training_reference.py, a fresh process) and `iteragpu measure --train` (a fresh process,
+its measurement file read back), and compares: every counter of every row, the rows' names,
 each step's loss, the parameter counts. Losses are compared as far as the loop repeats itself:
 where they differ, the Python loop runs a second time, and from the first step at which its
 two runs differ (a kernel not deterministic run to run, which AdamW's first step amplifies
@@ -12,7 +12,7 @@ into ±lr) the losses cannot be equalled and are reported, not counted. Prints o
 cell and each difference; writes both sides and the verdicts as JSON. Exit status 1 when any
 cell differs.
 
-Usage: training_conformance.py --probe BIN --plugin SO --work-dir DIR --summary FILE [--cells SPEC ...]
+Usage: training_conformance.py --cli BIN --work-dir DIR --summary FILE [--cells SPEC ...]
 """
 
 import argparse
@@ -50,17 +50,28 @@ def compare(reference, measured):
     return problems
 
 
+def iteragpu_run(path):
+    """The rows, losses and parameter counts of an iteragpu measurement file, as the loop writes them."""
+    document = json.load(open(path))
+    rows = [dict(phase=r["phase"], step=r.get("step"), host_seconds=r["host_seconds"],
+                 gpu_event_seconds=r["gpu_event_seconds"], **decoder_conformance.counters_of(r))
+            for r in document["phases"]]
+    run = document["training_run"]
+    return dict(rows=rows, losses=[step["loss"] for step in run["losses"]], parameters=run["parameters"],
+                trainable_parameters=run["trainable_parameters"], attention_backend=run["attention_backend"],
+                device_used_bytes=run["device_used_bytes"],
+                trained_tokens_per_second=run["trained_tokens_per_second"])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--probe", required=True)
-    parser.add_argument("--plugin", required=True)
+    parser.add_argument("--cli", required=True)
     parser.add_argument("--work-dir", required=True)
     parser.add_argument("--summary", required=True)
     parser.add_argument("--cells", nargs="*", default=DEFAULT_CELLS)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20260924)
     args = parser.parse_args()
-    targets = ",".join(training_reference.LORA_TARGETS)
     summary = dict(steps=args.steps, seed=args.seed, cells=[])
     failed = False
     for spec in args.cells:
@@ -82,17 +93,19 @@ def main():
                                    "--seed", str(args.seed)], capture_output=True, text=True)
 
         python = run_reference()
-        probe = subprocess.run([args.probe, args.plugin, folder, cell["dtype"], cell["mode"], str(cell["batch"]),
-                                str(cell["sequence"]), str(args.steps), str(args.seed), "16", "32", targets,
-                                measured_file], capture_output=True, text=True)
+        # The loop's defaults: LoRA r16, alpha 32, every projection (training_reference.LORA_TARGETS).
+        iteragpu = subprocess.run([args.cli, "measure", "--device", "cuda:0", "--model", folder, "--dtype",
+                                   cell["dtype"], "--train", cell["mode"], "--batch", str(cell["batch"]), "--context",
+                                   str(cell["sequence"]), "--steps", str(args.steps), "--seed", str(args.seed),
+                                   "--output", measured_file], capture_output=True, text=True)
         entry = dict(cell=spec)
-        if python.returncode != 0 or probe.returncode != 0:
+        if python.returncode != 0 or iteragpu.returncode != 0:
             entry["error"] = (python.stderr.strip().splitlines() or ["?"])[-1] if python.returncode else \
-                (probe.stderr.strip().splitlines() or ["?"])[-1]
+                f"iteragpu exit {iteragpu.returncode}: " + (iteragpu.stderr.strip().splitlines() or ["?"])[-1]
             problems = [entry["error"]]
         else:
             entry["python"] = json.load(open(reference_file))
-            entry["iteragpu"] = json.load(open(measured_file))
+            entry["iteragpu"] = iteragpu_run(measured_file)
             if entry["python"]["losses"] != entry["iteragpu"]["losses"]:
                 again = run_reference()
                 if again.returncode == 0:

@@ -29,6 +29,7 @@
 
 #include "iteragpu/backend.hpp"
 #include "workload/decoder_payload.hpp"
+#include "workload/training_payload.hpp"
 #include "workload/synthetic_mlp_payload.hpp"
 #include "workload/workload_steps.hpp"
 
@@ -124,10 +125,22 @@ class FakeBackend : public Backend {
     } else if (spec.kind == kDecoderKind) {
       decoder.emplace();
       malformed = decode_decoder_payload(spec.payload, *decoder);
+    } else if (spec.kind == kTrainingKind) {
+      // A training run keeps the checkpoint's description where a decoder run keeps it.
+      TrainingPayload training;
+      malformed = decode_training_payload(spec.payload, training);
+      decoder.emplace();
+      decoder->batch = training.batch;
+      decoder->context = training.context;
+      decoder->architecture = training.architecture;
+      decoder->tensors = training.tensors;
+      training_ = training;
     } else {
       return {BackendStatus::Code::kUnsupported, "the test double has no workload " + spec.kind + " (it has: " +
-                                                     kDecoderKind + ", " + kSyntheticMlpKind + ")"};
+                                                     kDecoderKind + ", " + kSyntheticMlpKind + ", " + kTrainingKind +
+                                                     ")"};
     }
+    if (spec.kind != kTrainingKind) training_.reset();
     if (!malformed.empty())
       return {BackendStatus::Code::kFailed, "the " + spec.kind + " payload is malformed: " + malformed};
     spec_ = spec;
@@ -186,7 +199,14 @@ class FakeBackend : public Backend {
     if (auto status = enter(step); !status.ok()) return status;
     if (step == kLoadModelStep) return load_model();
     if (step == kCreateInputsStep) return create_inputs();
-    if (step == kForwardStep) return forward();
+    if (training_) {
+      if (step == kAddAdaptersStep) return add_adapters();
+      if (step == kForwardStep) return training_forward();
+      if (step == kBackwardStep) return training_backward();
+      if (step == kOptimizerStep) return training_optimizer();
+    } else if (step == kForwardStep) {
+      return forward();
+    }
     return {BackendStatus::Code::kUnsupported, "the test double has no step " + step};
   }
 
@@ -214,6 +234,26 @@ class FakeBackend : public Backend {
   // Frees the model, inputs and output; the cache (reserved) stays, as in LibTorch.
   void close() override {
     calls.push_back("close");
+    if (training_) {
+      if (opened_) {
+        TrainingRunReport report;
+        report.attention_backend = kAttentionBackend;
+        report.losses_float32.assign(reinterpret_cast<const char*>(losses_.data()), losses_.size() * sizeof(float));
+        for (const std::uint64_t bytes : decoder_weight_bytes()) report.parameters += bytes / dtype_bytes();
+        report.trainable_parameters = report.parameters;
+        report.device_used_bytes = reserved_ + kDeviceContextBytes;
+        last_report_ = encode_training_run_report(report);
+      }
+      for (const std::uint64_t bytes : training_held_) free(bytes);
+      training_held_.clear();
+      if (inputs_created_) free(input_bytes());
+      for (const std::uint64_t bytes : weights_allocated_) free(bytes);
+      weights_allocated_.clear();
+      losses_.clear();
+      output_alive_ = inputs_created_ = model_loaded_ = opened_ = gradients_alive_ = false;
+      optimizer_state_ = false;
+      return;
+    }
     if (decoder()) {
       if (opened_) {
         DecoderRunReport report;
@@ -353,6 +393,60 @@ class FakeBackend : public Backend {
     return BackendStatus::Ok();
   }
 
+  // A training step's stand-in allocations: the adapters (LoRA), the forward's activations
+  // and loss held until the backward, the gradients from the backward to the optimizer,
+  // AdamW's two states per weight from the first optimizer row on.
+  std::uint64_t weights_total() const {
+    std::uint64_t total = 0;
+    for (const std::uint64_t bytes : decoder_weight_bytes()) total += bytes;
+    return total;
+  }
+  bool hold(std::uint64_t bytes) {
+    if (!allocate(bytes)) return false;
+    training_held_.push_back(bytes);
+    return true;
+  }
+  void let_go(std::uint64_t bytes) {
+    const auto found = std::find(training_held_.begin(), training_held_.end(), bytes);
+    if (found == training_held_.end()) return;
+    training_held_.erase(found);
+    free(bytes);
+  }
+  std::uint64_t activation_bytes() const {
+    return tensor_bytes(decoder_->batch * decoder_->context * decoder_->architecture.vocab_size);
+  }
+  BackendStatus add_adapters() {
+    if (!model_loaded_) return breach("add_adapters before load_model");
+    return hold(kSegmentBytes) ? BackendStatus::Ok() : out_of_memory();
+  }
+  BackendStatus training_forward() {
+    if (!model_loaded_ || !inputs_created_) return breach("forward before the model and inputs");
+    if (output_alive_) return breach("forward before the previous step's backward");
+    if (!hold(activation_bytes())) return out_of_memory();
+    output_alive_ = true;
+    losses_.push_back(12.0f - static_cast<float>(losses_.size()));
+    ++forwards_;
+    return BackendStatus::Ok();
+  }
+  BackendStatus training_backward() {
+    if (!output_alive_) return breach("backward without a forward");
+    if (!hold(weights_total())) return out_of_memory();
+    let_go(activation_bytes());
+    output_alive_ = false;
+    gradients_alive_ = true;
+    return BackendStatus::Ok();
+  }
+  BackendStatus training_optimizer() {
+    if (!gradients_alive_) return breach("optimizer without gradients");
+    if (!optimizer_state_) {
+      if (!hold(2 * weights_total())) return out_of_memory();
+      optimizer_state_ = true;
+    }
+    let_go(weights_total());  // zero_grad(set_to_none=True)
+    gradients_alive_ = false;
+    return BackendStatus::Ok();
+  }
+
   // A fresh cache for the next sequence: the cache and the token go.
   void release_sequence() {
     for (const std::uint64_t bytes : cache_blocks_) free(bytes);
@@ -418,7 +512,12 @@ class FakeBackend : public Backend {
   bool token_alive_ = false, cold_sequence_ = true;
   int sequence_forwards_ = 0;
   std::vector<std::int64_t> tokens_;
-  std::optional<std::string> last_report_;  // encoded by the decoder's codec
+  std::optional<std::string> last_report_;  // encoded by the decoder's (or the training step's) codec
+  // A training run: its payload, what its steps hold, the losses it reports.
+  std::optional<TrainingPayload> training_;
+  std::vector<std::uint64_t> training_held_;
+  bool gradients_alive_ = false, optimizer_state_ = false;
+  std::vector<float> losses_;
   std::uint64_t allocated_ = 0, reserved_ = 0, peak_allocated_ = 0, peak_reserved_ = 0;
 };
 

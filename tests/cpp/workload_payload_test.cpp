@@ -219,9 +219,10 @@ WorkloadSpec spec_of(const std::string& kind, const std::string& payload) {
 
 TEST(WorkloadSeam, TheTestDoubleRefusesAnUnknownKindAndAMalformedPayload) {
   FakeBackend backend;
-  const BackendStatus unknown = backend.open(spec_of("training", encode_synthetic_mlp_payload({})));
+  const BackendStatus unknown = backend.open(spec_of("speculative-decoding", encode_synthetic_mlp_payload({})));
   EXPECT_EQ(unknown.code, Code::kUnsupported);
-  EXPECT_EQ(unknown.message, "the test double has no workload training (it has: decoder, synthetic-mlp)");
+  EXPECT_EQ(unknown.message,
+            "the test double has no workload speculative-decoding (it has: decoder, synthetic-mlp, training)");
   const BackendStatus malformed = backend.open(spec_of(kDecoderKind, encode_synthetic_mlp_payload({})));
   EXPECT_EQ(malformed.code, Code::kFailed);
   EXPECT_EQ(malformed.message, "the decoder payload is malformed: at /new_tokens: missing");

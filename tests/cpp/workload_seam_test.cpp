@@ -43,12 +43,15 @@ class WorkloadSeam : public ::testing::Test {
 TEST_F(WorkloadSeam, TheRegistryNamesEachWorkloadOnce) {
   std::vector<std::string> names;
   for (const WorkloadKind& kind : workload_kinds()) names.push_back(kind.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"decoder", "synthetic-mlp"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"training", "decoder", "synthetic-mlp"}));
 }
 
 TEST_F(WorkloadSeam, AConfigurationAsksForOneKind) {
   EXPECT_STREQ(workload_kind_of(MeasureConfiguration::parse(MeasureRequest{})).name, "synthetic-mlp");
   EXPECT_STREQ(workload_kind_of(MeasureConfiguration::parse(decoder_request())).name, "decoder");
+  MeasureRequest training = decoder_request();
+  training.workload_options = {{"train", "lora"}};
+  EXPECT_STREQ(workload_kind_of(MeasureConfiguration::parse(training)).name, "training");
 }
 
 TEST_F(WorkloadSeam, AMeasurementCarriesItsWorkloadAndItsRunRecord) {
@@ -100,7 +103,8 @@ TEST_F(WorkloadSeam, ACheckpointIsReadOncePerConfiguration) {
 TEST_F(WorkloadSeam, EachKindDeclaresItsOwnOptions) {
   std::vector<std::string> declared;
   for (const WorkloadOption& option : declared_workload_options()) declared.push_back(option.name);
-  EXPECT_EQ(declared, (std::vector<std::string>{"new-tokens"}));
+  EXPECT_EQ(declared, (std::vector<std::string>{"train", "steps", "lora-rank", "lora-alpha", "lora-targets",
+                                                "new-tokens"}));
   const WorkloadOption* new_tokens = declared_workload_option("new-tokens");
   ASSERT_NE(new_tokens, nullptr);
   EXPECT_STREQ(new_tokens->keyword, "new_tokens");
@@ -112,12 +116,12 @@ TEST_F(WorkloadSeam, EachKindDeclaresItsOwnOptions) {
 
 TEST_F(WorkloadSeam, AnOptionNoWorkloadDeclaresIsRefused) {
   MeasureRequest request = decoder_request();
-  request.workload_options["lora-rank"] = "8";
+  request.workload_options["draft-model"] = "8";
   EXPECT_EQ(message_of<UsageError>([&] { MeasureConfiguration::parse(request); }),
-            "--lora-rank: is not an option of any workload");
+            "--draft-model: is not an option of any workload");
   MeasureConfiguration configuration = MeasureConfiguration::parse(decoder_request());
-  configuration.workload_options.set("lora-rank", 8);
-  EXPECT_EQ(message_of<UsageError>([&] { configuration.checked(); }), "--lora-rank: is not an option of any workload");
+  configuration.workload_options.set("draft-model", 8);
+  EXPECT_EQ(message_of<UsageError>([&] { configuration.checked(); }), "--draft-model: is not an option of any workload");
 }
 
 TEST_F(WorkloadSeam, AnOptionOfAnotherWorkloadIsRefusedWithItsReason) {

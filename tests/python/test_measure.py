@@ -398,6 +398,29 @@ def test_checkpoint_measured_through_the_test_double(tmp_path, fake_backend):
     assert "LlamaForCausalLM (2 layers" in html and "warm #2 decode 2" in html
 
 
+def test_a_training_step_measured_through_the_test_double(tmp_path, fake_backend):
+    """measure(model=..., train="lora"): the training workload's rows and record, from Python's keywords."""
+    model = tmp_path / "tiny-llama"
+    write_tiny_llama(model)
+    output = tmp_path / "t.json"
+    measurement = iteragpu.measure(model=model, train="lora", steps=2, lora_rank=4, lora_targets="q_proj,v_proj",
+                                   batch=2, context=8, output=output, backend_path=fake_backend, progress=False)
+    rows = [(row.phase, row.step) for row in measurement.phases]
+    assert rows == [("weights_load", None), ("adapters", None), ("inputs", None), ("forward", 1), ("backward", 1),
+                    ("optimizer", 1), ("forward", 2), ("backward", 2), ("optimizer", 2)]
+    assert measurement.prediction is None  # a training step is not predicted yet
+    document = json.loads(output.read_text())
+    assert measurement.to_dict() == document
+    assert document["training_model"]["method"] == "lora" and document["training_model"]["lora_rank"] == 4
+    assert [step["step"] for step in document["training_run"]["losses"]] == [1, 2]
+    assert document["configuration"]["lora_targets"] == "q_proj,v_proj"
+    assert "LoRA r4 alpha 32 on q_proj,v_proj" in measurement.heading
+    assert "optimizer" in measurement._repr_html_()
+    with pytest.raises(iteragpu.UsageError) as raised:
+        iteragpu.measure(model=model, train="full", lora_rank=8, progress=False)
+    assert raised.value.field == "lora_rank" and "needs --train lora" in str(raised.value)
+
+
 def test_checkpoint_keywords_are_checked(tmp_path):
     with pytest.raises(iteragpu.UsageError) as raised:
         iteragpu.measure(model=tmp_path, width=8, progress=False)

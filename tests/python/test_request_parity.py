@@ -152,11 +152,11 @@ def test_a_safetensors_file_whose_name_holds_an_escape_reaches_the_exception_esc
 
 
 def test_a_keyword_no_workload_declares_is_refused_as_python_refuses_one():
-    """The workloads' own keywords (new_tokens) come from their declarations; any other is a
+    """The workloads' own keywords (new_tokens, lora_rank) come from their declarations; any other is a
     TypeError, as for a function's unknown keyword."""
-    for call in (lambda: iteragpu.MeasureRequest(lora_rank=8),
-                 lambda: iteragpu.predict(compute_capability="9.0", lora_rank=8)):
-        with pytest.raises(TypeError, match="unexpected keyword argument 'lora_rank'"):
+    for call in (lambda: iteragpu.MeasureRequest(draft_model=8),
+                 lambda: iteragpu.predict(compute_capability="9.0", draft_model=8)):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'draft_model'"):
             call()
     assert iteragpu.MeasureRequest(new_tokens=None).new_tokens is None  # None: left out
     assert iteragpu.MeasureRequest(new_tokens=4).new_tokens == "4"

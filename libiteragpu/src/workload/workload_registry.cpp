@@ -13,9 +13,12 @@ namespace iteragpu {
 
 const WorkloadKind& decoder_workload_kind();  // decoder_workload.cpp
 const WorkloadKind& synthetic_mlp_kind();     // synthetic_model.cpp
+const WorkloadKind& training_workload_kind();  // training_workload.cpp
 
 const std::vector<WorkloadKind>& workload_kinds() {
-  static const std::vector<WorkloadKind> kinds{decoder_workload_kind(), synthetic_mlp_kind()};
+  // A checkpoint asked to train, before the decoder, which takes every other checkpoint.
+  static const std::vector<WorkloadKind> kinds{training_workload_kind(), decoder_workload_kind(),
+                                               synthetic_mlp_kind()};
   return kinds;
 }
 

@@ -1,0 +1,137 @@
+// A training step measured in process: PhaseMeasurer with the FakeBackend test double opened on
+// a tiny Llama checkpoint (tests/support/tiny_checkpoint.hpp) with `--train`. The rows of the
+// training workload in the protocol's order (weights_load, adapters for LoRA, inputs, then a
+// forward, backward and optimizer row per step), the payload the plugin module reads, the run
+// record (losses, parameters, trained tokens per second from the warm steps), the measurement
+// file (schema, round trip, read back without the checkpoint folder), and the refusals of the
+// options that make no run (a prediction, an unknown target, a LoRA option without --train lora, a decode
+// option with --train).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fake_backend.hpp"
+#include "iteragpu/error.hpp"
+#include "iteragpu/measurement.hpp"
+#include "iteragpu/phase_measurer.hpp"
+#include "process_runner.hpp"
+#include "schema_check.hpp"
+#include "tiny_checkpoint.hpp"
+
+namespace iteragpu::testing {
+namespace {
+
+class TrainingMeasurement : public ::testing::Test {
+ protected:
+  void SetUp() override { checkpoint_.write(model_); }
+
+  // model = the tiny checkpoint, LoRA on q_proj and v_proj, 3 steps of [2, 8].
+  MeasureRequest request() const {
+    MeasureRequest r;
+    r.device = "cuda:0";
+    r.batch = "2";
+    r.context = "8";
+    r.model = model_;
+    r.workload_options["train"] = "lora";
+    r.workload_options["lora-targets"] = "q_proj,v_proj";
+    r.output = dir_.file("training.json");
+    return r;
+  }
+
+  Measurement measure(const MeasureRequest& r, std::string* json = nullptr) {
+    return PhaseMeasurer(backend_).measure(MeasureConfiguration::parse(r), {}, json);
+  }
+
+  TempDir dir_;
+  std::string model_ = dir_.file("tiny-llama");
+  TinyCheckpoint checkpoint_;
+  std::shared_ptr<FakeBackend> backend_ = std::make_shared<FakeBackend>();
+};
+
+// The field and message of the UsageError `action` throws.
+void expect_usage_error(const std::function<void()>& action, const std::string& field, const std::string& part) {
+  try {
+    action();
+    ADD_FAILURE() << "accepted; expected a UsageError for " << field;
+  } catch (const UsageError& error) {
+    EXPECT_EQ(error.field(), field) << error.what();
+    EXPECT_NE(std::string(error.what()).find(part), std::string::npos) << error.what();
+    EXPECT_EQ(std::string(error.what()).find('\n'), std::string::npos) << error.what();
+  }
+}
+
+std::string row_name(const PhaseRow& row) {
+  return row.phase + (row.step ? " " + std::to_string(*row.step) : "");
+}
+
+TEST_F(TrainingMeasurement, RowsAreTheLoopsStepsAndThePayloadItsOptions) {
+  const Measurement m = measure(request());
+  EXPECT_TRUE(backend_->contract_breaches.empty()) << backend_->contract_breaches.front();
+  std::vector<std::string> names;
+  for (const PhaseRow& row : m.phases) names.push_back(row_name(row));
+  EXPECT_EQ(names, (std::vector<std::string>{"weights_load", "adapters", "inputs", "forward 1", "backward 1",
+                                             "optimizer 1", "forward 2", "backward 2", "optimizer 2", "forward 3",
+                                             "backward 3", "optimizer 3"}));
+  EXPECT_EQ(backend_->spec().kind, "training");
+  EXPECT_EQ(m.timing.warm_repeats, 2);  // steps 2 and 3
+  EXPECT_FALSE(m.prediction.has_value());
+  const std::string text = m.to_text();
+  EXPECT_NE(text.find("LoRA r16 alpha 32 on q_proj,v_proj"), std::string::npos) << text;
+  EXPECT_NE(text.find("optimizer 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("loss per step: 12.000000 11.000000 10.000000"), std::string::npos) << text;
+  EXPECT_NE(text.find("a training step is not predicted yet"), std::string::npos) << text;
+}
+
+TEST_F(TrainingMeasurement, FullFineTuningHasNoAdaptersRow) {
+  MeasureRequest r = request();
+  r.workload_options = {{"train", "full"}, {"steps", "2"}};
+  const Measurement m = measure(r);
+  ASSERT_EQ(m.phases.size(), 2u + 2 * 3);
+  EXPECT_EQ(m.phases[1].phase, "inputs");
+  EXPECT_EQ(m.timing.warm_repeats, 1);
+}
+
+TEST_F(TrainingMeasurement, FileIsValidAndReadsBackWithoutTheCheckpoint) {
+  std::string published;
+  const Measurement m = measure(request(), &published);
+  EXPECT_EQ(schema_violation(published, "measurement.schema.json"), "");
+  EXPECT_NE(published.find("\"training_run\""), std::string::npos);
+  const std::string text = m.to_text();
+  std::filesystem::remove_all(model_);
+  const Measurement back = Measurement::read(dir_.file("training.json"));
+  EXPECT_EQ(back.to_json(), published);
+  EXPECT_EQ(back.to_text(), text);
+  EXPECT_EQ(back.configuration.workload_options.text("train"), "lora");
+  EXPECT_EQ(back.configuration.workload_options.text("lora-targets"), "q_proj,v_proj");
+}
+
+TEST_F(TrainingMeasurement, OptionsThatMakeNoRunAreRefusedInOneLine) {
+  MeasureRequest r = request();
+  r.workload_options["lora-targets"] = "q_proj,lm_head";
+  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "lora-targets",
+                     "'lm_head' is not a projection of a decoder layer");
+  r = request();
+  r.workload_options["train"] = "qlora";
+  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "train", "accepted: full, lora");
+  r = request();
+  r.workload_options = {{"lora-rank", "8"}};
+  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "lora-rank", "needs --train lora");
+  r = request();  // a LoRA option with full fine-tuning, even at its default value
+  r.workload_options = {{"train", "full"}, {"lora-alpha", "32"}};
+  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "lora-alpha", "needs --train lora");
+  r = request();
+  r.workload_options["new-tokens"] = "4";
+  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "new-tokens", "needs --model without --train");
+  r = request();
+  r.model.reset();
+  r.workload_options = {{"train", "full"}};
+  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "train", "needs --model");
+  EXPECT_TRUE(backend_->calls.empty());
+}
+
+}  // namespace
+}  // namespace iteragpu::testing
