@@ -8,7 +8,9 @@ end. The C++ module's order of requests and frees is read against it: a counter 
 is found at the first event that differs, not guessed from six totals.
 
 Usage: training_trace.py SPEC OUT.json [--stacks python|all] [--steps N]   (on the GPU machine)
+       training_trace.py --show TRACE.json[.gz] [ROW ...]   (anywhere: one line per event)
   SPEC as training_reference.py's: shape:dtype:full|lora:batch:sequence[:gc]
+  ROW: a row's name as the table prints it (weights_load, forward-1, ...); all rows when none
 """
 
 import argparse
@@ -23,7 +25,29 @@ import decoder_conformance  # noqa: E402
 import training_reference  # noqa: E402
 
 
+def show(path, rows):
+    """Each row's allocator events, one line each: action, size, the innermost frames that name
+    the library code (transformers, PEFT, torch) that made it."""
+    import gzip
+    trace = json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path))
+    events = trace["events"]
+    for row in trace["result"]["rows"]:
+        name = row["phase"] + ("" if row["step"] is None else f"-{row['step']}")
+        if rows and name not in rows:
+            continue
+        start, end = row["events"]
+        print(f"== {name}: events {start}..{end}, peak_reserved {row['peak_reserved']:,}, "
+              f"allocated {row['allocated_baseline']:,} -> {row['allocated_end']:,}")
+        for index in range(start, end):
+            e = events[index]
+            where = " < ".join(e["frames"][:3])
+            print(f"{index:7d} {e['action']:<15} {e['size']:>14,} {where}")
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--show":
+        show(sys.argv[2], sys.argv[3:])
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("spec")
     parser.add_argument("output")
