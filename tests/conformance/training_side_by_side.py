@@ -37,6 +37,7 @@ DEFAULT_FILES = [
     os.path.join(RECORDED, "training-reference-h100-2026-12-06.json"),
     os.path.join(RECORDED, "training-conformance-h100-2026-12-06.json"),
     os.path.join(RECORDED, "training-conformance-h200-2026-12-06.json"),
+    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06.json"),
 ]
 # training_reference.py's --lora-rank default; training_conformance.py runs the loop and the
 # tool with their defaults, so its summaries do not record the rank. The parameter check
@@ -309,8 +310,10 @@ def records_legend(paths):
         versions = runs[0]["versions"] if runs else {}
         peft = sorted({run["versions"]["peft"] for run in runs if run["versions"].get("peft")})
         lines.append(f"- `{display_path(path)}`: "
-                     + ("the Python loop and iteragpu's training module, cell by cell (training_conformance.py)"
-                        if conformance else "the Python loop (training_reference.py)")
+                     + (("the Python loop and `iteragpu measure --train`" if document.get("driver", "").startswith(
+                         "iteragpu measure") else "the Python loop and iteragpu's training module")
+                        + ", cell by cell (training_conformance.py)" if conformance
+                        else "the Python loop (training_reference.py)")
                      + f", {', '.join(gpus)}; torch {versions.get('torch')}, transformers "
                        f"{versions.get('transformers')}, PEFT {', '.join(peft) or '—'}, CUDA {versions.get('cuda')}.")
     return "\n".join(lines)

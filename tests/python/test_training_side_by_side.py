@@ -48,10 +48,12 @@ def test_command_line_prints_the_same_table():
 def test_one_row_per_cell_preferring_the_h100_reference():
     cells = side_by_side.unique_cells(side_by_side.read_records(side_by_side.DEFAULT_FILES))
     specs = [cell["spec"] for cell in cells]
-    assert len(specs) == len(set(specs)) == 7
+    assert len(specs) == len(set(specs)) == 11
     by_spec = {cell["spec"]: cell for cell in cells}
-    llama = by_spec["llama-1b:bfloat16:full:1:512"]  # in the reference (twice) and the H200 conformance file
-    assert llama["file"] == REFERENCE and llama["tool_runs"] == [("H200", True)]
+    llama = by_spec["llama-1b:bfloat16:full:1:512"]  # the reference (twice), the H200 and the CLI's H100 files
+    assert llama["file"] == REFERENCE and llama["tool_runs"] == [("H100", True), ("H200", True)]
+    qwen2 = by_spec["qwen2-1.5b:bfloat16:lora:2:1024"]  # the CLI's run: one 2 MiB segment fewer
+    assert qwen2["file"] == REFERENCE and qwen2["tool_runs"] == [("H100", False)]
     qwen3 = by_spec["qwen3-0.6b:bfloat16:full:2:1024"]
     assert qwen3["file"] == REFERENCE and qwen3["tool_runs"] == [("H100", True), ("H200", True)]
     lora = by_spec["llama-2-layers:bfloat16:lora:1:128"]  # only in the conformance files: the H100's first
