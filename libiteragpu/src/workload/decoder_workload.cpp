@@ -29,6 +29,7 @@ namespace iteragpu {
 namespace {
 
 constexpr std::int64_t kMaxTokenIds = std::int64_t{1} << 31;  // batch × (context + new tokens)
+
 // Its one option of its own: the decode steps after each prefill.
 constexpr const char* kNewTokens = "new-tokens";
 // SDPA's grouped-query path takes keys and values of at most this head size (decoder_module.cpp).
@@ -44,29 +45,17 @@ DecoderRunReport read_decoder_run_report(const std::string& text) {
   return report;
 }
 
-class DecoderWorkload final : public Workload {
+class DecoderWorkload final : public CheckpointWorkload {
  public:
   // `tensors` empty: a recorded checkpoint, described but not runnable.
   DecoderWorkload(CheckpointRecord checkpoint, std::vector<DecoderTensor> tensors,
                   const MeasureConfiguration& configuration)
-      : checkpoint_(std::move(checkpoint)),
-        tensors_(std::move(tensors)),
-        batch_(configuration.batch),
-        context_(configuration.context),
-        new_tokens_(configuration.workload_options.whole_number(kNewTokens)),
-        dtype_(configuration.dtype.empty() ? checkpoint_.architecture.dtype : configuration.dtype) {
-    dtype_bytes_of(dtype_);
-    check_dimension(batch_, "batch", 1);
-    check_dimension(context_, "context", 1);
+      : CheckpointWorkload(std::move(checkpoint), std::move(tensors), configuration),
+        new_tokens_(configuration.workload_options.whole_number(kNewTokens)) {
     check_count(configuration.warmup, "warmup", 0);
     check_count(configuration.repeats, "repeats", 1);
     check_count(new_tokens_, kNewTokens, 1);
-    const std::int64_t positions = context_ + new_tokens_;
-    if (batch_ * positions > kMaxTokenIds)
-      throw UsageError("batch", std::to_string(batch_) + " x (context " + std::to_string(context_) + " + new tokens " +
-                                    std::to_string(new_tokens_) + ") = " + std::to_string(batch_ * positions) +
-                                    " token ids; accepted: at most " + std::to_string(kMaxTokenIds) +
-                                    " (this is a bounded measurement)");
+    check_positions(new_tokens_);
     // A cold sequence, the warm-up and warm ones; each a prefill and a row per new token.
     const std::int64_t sequences = 1 + std::int64_t{configuration.warmup} + configuration.repeats;
     const std::int64_t steps = sequences * (1 + std::int64_t{new_tokens_});
@@ -74,21 +63,6 @@ class DecoderWorkload final : public Workload {
                        "warmup " + std::to_string(configuration.warmup) + ", repeats " +
                            std::to_string(configuration.repeats) + " and new-tokens " + std::to_string(new_tokens_),
                        "2 + (1 + warmup + repeats) x (1 + new tokens)");
-    // Positions beyond the model's own limit: transformers would run them, but no answer
-    // about such a run describes the model (a recorded checkpoint carries no limit: 0).
-    const std::int64_t max_positions = checkpoint_.architecture.max_position_embeddings;
-    if (max_positions > 0 && positions > max_positions)
-      throw UsageError("context", "context " + std::to_string(context_) + " + new tokens " +
-                                      std::to_string(new_tokens_) + " = " + std::to_string(positions) +
-                                      " positions exceed the checkpoint's max_position_embeddings (" +
-                                      std::to_string(max_positions) + ", " + checkpoint_.directory +
-                                      "/config.json); expected at most " + std::to_string(max_positions) +
-                                      " positions");
-    const std::int64_t window = checkpoint_.architecture.sliding_window;
-    if (window > 0 && positions >= window)
-      throw UsageError("model", checkpoint_.directory + "/config.json: sliding_window " + std::to_string(window) +
-                                    " is shorter than context + new tokens (" + std::to_string(positions) +
-                                    "); a sliding-window mask is not supported");
   }
 
   std::vector<PlannedPhase> phase_plan(int warmup, int repeats) const override {
@@ -151,16 +125,8 @@ class DecoderWorkload final : public Workload {
            std::to_string(new_tokens_) + ", dtype " + dtype_ + ", model " + checkpoint_.architecture.architecture;
   }
 
-  std::optional<CheckpointRecord> checkpoint_record() const override { return checkpoint_; }
-
   WorkloadSpec workload_spec(int device_index, std::uint64_t seed) const override {
-    if (tensors_.empty())
-      throw UsageError("model", "a checkpoint recorded in a measurement file cannot be run; measure its folder");
-    WorkloadSpec spec;
-    spec.device_index = device_index;
-    spec.kind = kDecoderKind;
-    spec.dtype = dtype_;
-    spec.seed = seed;
+    WorkloadSpec spec = checkpoint_spec(kDecoderKind, device_index, seed);
     DecoderPayload payload;
     payload.batch = batch_;
     payload.context = context_;
@@ -171,22 +137,8 @@ class DecoderWorkload final : public Workload {
     return spec;
   }
 
-  void allocate_model(AllocationRecorder& allocator) const override {
-    allocate_decoder_weights(allocator, checkpoint_.architecture, tensors_, dtype_bytes());
-  }
-  void allocate_inputs(AllocationRecorder& allocator) const override { allocator.allocate(input_bytes()); }
   std::unique_ptr<ForwardAllocations> forward_allocations() const override {
     return decoder_forward_allocations(checkpoint_.architecture, batch_, context_, dtype_bytes());
-  }
-  std::uint64_t parameter_bytes() const override {
-    std::uint64_t bytes = 0;
-    for (std::uint64_t tensor : decoder_tensor_bytes(tensors_, dtype_bytes())) bytes += tensor;
-    return bytes;
-  }
-  std::uint64_t input_bytes() const override { return static_cast<std::uint64_t>(batch_ * context_) * 8; }
-  bool uses_cublaslt() const override {
-    const DecoderArchitecture& a = checkpoint_.architecture;
-    return a.qkv_bias || a.o_proj_bias || a.mlp_bias;
   }
   std::vector<std::string> forward_rules() const override { return decoder_allocation_rules(); }
 
@@ -345,24 +297,80 @@ class DecoderWorkload final : public Workload {
     }
   }
 
-  std::uint64_t dtype_bytes() const { return static_cast<std::uint64_t>(dtype_bytes_of(dtype_)); }
-
-  std::string architecture_text() const {
-    const DecoderArchitecture& a = checkpoint_.architecture;
-    return a.architecture + " (" + std::to_string(a.layers) + " layers, hidden " + std::to_string(a.hidden_size) +
-           ", " + std::to_string(a.attention_heads) + " query / " + std::to_string(a.kv_heads) + " KV heads of " +
-           std::to_string(a.head_dim) + ", MLP " + std::to_string(a.intermediate_size) + ", vocabulary " +
-           std::to_string(a.vocab_size) + (a.tie_word_embeddings ? ", tied embeddings" : "") + ")";
-  }
-
-  CheckpointRecord checkpoint_;
-  std::vector<DecoderTensor> tensors_;
-  std::int64_t batch_, context_;
   std::int64_t new_tokens_;
-  std::string dtype_;
 };
 
 }  // namespace
+
+CheckpointWorkload::CheckpointWorkload(CheckpointRecord checkpoint, std::vector<DecoderTensor> tensors,
+                                       const MeasureConfiguration& configuration)
+    : checkpoint_(std::move(checkpoint)),
+      tensors_(std::move(tensors)),
+      batch_(configuration.batch),
+      context_(configuration.context),
+      dtype_(configuration.dtype.empty() ? checkpoint_.architecture.dtype : configuration.dtype) {
+  dtype_bytes_of(dtype_);
+  check_dimension(batch_, "batch", 1);
+  check_dimension(context_, "context", 1);
+}
+
+void CheckpointWorkload::allocate_model(AllocationRecorder& allocator) const {
+  allocate_decoder_weights(allocator, checkpoint_.architecture, tensors_, dtype_bytes());
+}
+
+std::uint64_t CheckpointWorkload::parameter_bytes() const {
+  std::uint64_t bytes = 0;
+  for (std::uint64_t tensor : decoder_tensor_bytes(tensors_, dtype_bytes())) bytes += tensor;
+  return bytes;
+}
+
+bool CheckpointWorkload::uses_cublaslt() const {
+  const DecoderArchitecture& a = checkpoint_.architecture;
+  return a.qkv_bias || a.o_proj_bias || a.mlp_bias;
+}
+
+WorkloadSpec CheckpointWorkload::checkpoint_spec(const char* kind, int device_index, std::uint64_t seed) const {
+  if (tensors_.empty())
+    throw UsageError("model", "a checkpoint recorded in a measurement file cannot be run; measure its folder");
+  WorkloadSpec spec;
+  spec.device_index = device_index;
+  spec.kind = kind;
+  spec.dtype = dtype_;
+  spec.seed = seed;
+  return spec;
+}
+
+void CheckpointWorkload::check_positions(std::int64_t new_tokens) const {
+  const std::int64_t positions = context_ + new_tokens;
+  const std::string sum = "context " + std::to_string(context_) +
+                          (new_tokens > 0 ? " + new tokens " + std::to_string(new_tokens) : "");
+  if (batch_ * positions > kMaxTokenIds)
+    throw UsageError("batch", std::to_string(batch_) + " x (" + sum + ") = " + std::to_string(batch_ * positions) +
+                                  " token ids; accepted: at most " + std::to_string(kMaxTokenIds) +
+                                  " (this is a bounded measurement)");
+  // Positions beyond the model's own limit: transformers would run them, but no answer
+  // about such a run describes the model (a recorded checkpoint carries no limit: 0).
+  const std::int64_t max_positions = checkpoint_.architecture.max_position_embeddings;
+  if (max_positions > 0 && positions > max_positions)
+    throw UsageError("context", sum + (new_tokens > 0 ? " = " + std::to_string(positions) : std::string()) +
+                                    " positions exceed the checkpoint's max_position_embeddings (" +
+                                    std::to_string(max_positions) + ", " + checkpoint_.directory +
+                                    "/config.json); expected at most " + std::to_string(max_positions) +
+                                    " positions");
+  const std::int64_t window = checkpoint_.architecture.sliding_window;
+  if (window > 0 && positions >= window)
+    throw UsageError("model", checkpoint_.directory + "/config.json: sliding_window " + std::to_string(window) +
+                                  " is shorter than " + (new_tokens > 0 ? "context + new tokens" : "the context") +
+                                  " (" + std::to_string(positions) + "); a sliding-window mask is not supported");
+}
+
+std::string CheckpointWorkload::architecture_text() const {
+  const DecoderArchitecture& a = checkpoint_.architecture;
+  return a.architecture + " (" + std::to_string(a.layers) + " layers, hidden " + std::to_string(a.hidden_size) +
+         ", " + std::to_string(a.attention_heads) + " query / " + std::to_string(a.kv_heads) + " KV heads of " +
+         std::to_string(a.head_dim) + ", MLP " + std::to_string(a.intermediate_size) + ", vocabulary " +
+         std::to_string(a.vocab_size) + (a.tie_word_embeddings ? ", tied embeddings" : "") + ")";
+}
 
 CheckpointRecord record_of(const DecoderCheckpoint& checkpoint) {
   return {checkpoint.directory, checkpoint.architecture, static_cast<std::int64_t>(checkpoint.tensors.size()),

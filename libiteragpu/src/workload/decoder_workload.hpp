@@ -2,18 +2,59 @@
 // The second workload: a local dense decoder-only checkpoint run as transformers runs it
 // (decoder_workload.cpp; its ops in libiteragpu/backend_torch/decoder_module.cpp).
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "iteragpu/decoder_architecture.hpp"
 #include "iteragpu/decoder_checkpoint.hpp"
 #include "iteragpu/measure_configuration.hpp"
 #include "mechanics/json_input.hpp"
 #include "mechanics/json_output.hpp"
+#include "workload/configuration_bounds.hpp"
 #include "workload/decoder_payload.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
+
+// What every workload that runs a checkpoint's decoder (generation, fine-tuning) holds and
+// answers alike: the checkpoint's record, its tensors when read from its folder (none for a
+// checkpoint recorded in a measurement file: described, not runnable), the token ids' shape
+// and the run's dtype (the checkpoint's when the configuration leaves it out).
+class CheckpointWorkload : public Workload {
+ public:
+  // UsageError for an unknown dtype or a batch or context out of bounds.
+  CheckpointWorkload(CheckpointRecord checkpoint, std::vector<DecoderTensor> tensors,
+                     const MeasureConfiguration& configuration);
+
+  std::optional<CheckpointRecord> checkpoint_record() const override { return checkpoint_; }
+  // from_pretrained's allocations, and the token ids (int64).
+  void allocate_model(AllocationRecorder& allocator) const override;
+  void allocate_inputs(AllocationRecorder& allocator) const override { allocator.allocate(input_bytes()); }
+  std::uint64_t parameter_bytes() const override;
+  std::uint64_t input_bytes() const override { return static_cast<std::uint64_t>(batch_ * context_) * 8; }
+  // A bias-fused projection takes addmm's cuBLASLt path.
+  bool uses_cublaslt() const override;
+
+ protected:
+  // The spec of a run of `kind` on `device_index`, its payload still to set (UsageError for a
+  // recorded checkpoint: it cannot run).
+  WorkloadSpec checkpoint_spec(const char* kind, int device_index, std::uint64_t seed) const;
+  std::uint64_t dtype_bytes() const { return static_cast<std::uint64_t>(dtype_bytes_of(dtype_)); }
+  // Refuses (UsageError) the sequences this bounded measurement does not run or the
+  // checkpoint cannot describe: batch × (context + new tokens) token ids past 2³¹, positions
+  // past max_position_embeddings, a sliding window no longer than them.
+  void check_positions(std::int64_t new_tokens) const;
+  // "LlamaForCausalLM (16 layers, hidden 2048, ...)", as headings name the model.
+  std::string architecture_text() const;
+
+  CheckpointRecord checkpoint_;
+  std::vector<DecoderTensor> tensors_;
+  std::int64_t batch_, context_;
+  std::string dtype_;
+};
 
 // The workload of a configuration whose `model` names a checkpoint folder (reads and checks
 // config.json and the safetensors headers; UsageError or DataFileError).

@@ -77,34 +77,18 @@ struct TrainingRun final : WorkloadRun {
   std::optional<double> trained_tokens_per_second;
 };
 
-class TrainingWorkload final : public Workload {
+class TrainingWorkload final : public CheckpointWorkload {
  public:
   // `tensors` empty: a recorded checkpoint, described but not runnable.
   TrainingWorkload(CheckpointRecord checkpoint, std::vector<DecoderTensor> tensors,
                    const MeasureConfiguration& configuration)
-      : checkpoint_(std::move(checkpoint)),
-        tensors_(std::move(tensors)),
-        batch_(configuration.batch),
-        context_(configuration.context),
-        dtype_(configuration.dtype.empty() ? checkpoint_.architecture.dtype : configuration.dtype),
+      : CheckpointWorkload(std::move(checkpoint), std::move(tensors), configuration),
         method_(configuration.workload_options.text(kTrain)),
         steps_(configuration.workload_options.whole_number(kSteps)),
         lora_rank_(configuration.workload_options.whole_number(kLoraRank)),
         lora_alpha_(configuration.workload_options.whole_number(kLoraAlpha)),
         lora_targets_(configuration.workload_options.text(kLoraTargets)) {
-    dtype_bytes_of(dtype_);
-    check_dimension(batch_, "batch", 1);
-    check_dimension(context_, "context", 1);
-    const std::int64_t max_positions = checkpoint_.architecture.max_position_embeddings;
-    if (max_positions > 0 && context_ > max_positions)
-      throw UsageError("context", "context " + std::to_string(context_) + " exceeds the checkpoint's "
-                                  "max_position_embeddings (" + std::to_string(max_positions) + ", " +
-                                  checkpoint_.directory + "/config.json)");
-    const std::int64_t window = checkpoint_.architecture.sliding_window;
-    if (window > 0 && context_ >= window)
-      throw UsageError("model", checkpoint_.directory + "/config.json: sliding_window " + std::to_string(window) +
-                                    " is shorter than the context (" + std::to_string(context_) +
-                                    "); a sliding-window mask is not supported");
+    check_positions(/*new_tokens=*/0);
   }
 
   std::vector<PlannedPhase> phase_plan(int warmup, int repeats) const override {
@@ -140,7 +124,6 @@ class TrainingWorkload final : public Workload {
            " fine-tuning, " + std::to_string(steps_) + " steps, dtype " + dtype_ + ", model " +
            checkpoint_.architecture.architecture;
   }
-  std::optional<CheckpointRecord> checkpoint_record() const override { return checkpoint_; }
   // Its warm repeats are its steps 2 and on (--steps), not the common warm-up and repeats.
   std::string repetition_text(const MeasureConfiguration& configuration) const override {
     (void)configuration;
@@ -148,13 +131,7 @@ class TrainingWorkload final : public Workload {
   }
 
   WorkloadSpec workload_spec(int device_index, std::uint64_t seed) const override {
-    if (tensors_.empty())
-      throw UsageError("model", "a checkpoint recorded in a measurement file cannot be run; measure its folder");
-    WorkloadSpec spec;
-    spec.device_index = device_index;
-    spec.kind = kTrainingKind;
-    spec.dtype = dtype_;
-    spec.seed = seed;
+    WorkloadSpec spec = checkpoint_spec(kTrainingKind, device_index, seed);
     TrainingPayload payload;
     payload.batch = batch_;
     payload.context = context_;
@@ -168,32 +145,18 @@ class TrainingWorkload final : public Workload {
     return spec;
   }
 
-  // The predictor is never asked (predictable() is false); these are what the rows load.
-  void allocate_model(AllocationRecorder& allocator) const override {
-    allocate_decoder_weights(allocator, checkpoint_.architecture, tensors_, dtype_bytes());
-  }
-  void allocate_inputs(AllocationRecorder& allocator) const override { allocator.allocate(input_bytes()); }
+  // The predictor is never asked (predictable() is false): no forward of its own to model.
   std::unique_ptr<ForwardAllocations> forward_allocations() const override { return nullptr; }
-  std::uint64_t parameter_bytes() const override {
-    std::uint64_t bytes = 0;
-    for (std::uint64_t tensor : decoder_tensor_bytes(tensors_, dtype_bytes())) bytes += tensor;
-    return bytes;
-  }
-  std::uint64_t input_bytes() const override { return static_cast<std::uint64_t>(batch_ * context_) * 8; }
-  bool uses_cublaslt() const override {
-    const DecoderArchitecture& a = checkpoint_.architecture;
-    return a.qkv_bias || a.o_proj_bias || a.mlp_bias;
-  }
   std::vector<std::string> forward_rules() const override { return {}; }
 
   std::string heading() const override {
-    return checkpoint_.architecture.architecture + ", " + dtype_ + ", " + method_text() + ", token ids [" +
+    return architecture_text() + ", " + dtype_ + ", " + method_text() + ", token ids [" +
            std::to_string(batch_) + ", " + std::to_string(context_) + "], " + std::to_string(steps_) + " steps";
   }
 
   std::string measurement_text() const override {
-    return "Model: " + checkpoint_.architecture.architecture + ", " + dtype_ + ", " +
-           std::to_string(checkpoint_.parameter_count) + " parameters from " + checkpoint_.directory +
+    return "Model: " + architecture_text() + ", " + dtype_ + ", " + std::to_string(checkpoint_.parameter_count) +
+           " parameters from " + checkpoint_.directory +
            "\nTraining: " + method_text() + ", AdamW at PyTorch's defaults, " + std::to_string(steps_) +
            " steps of [" + std::to_string(batch_) + ", " + std::to_string(context_) +
            "] random token ids (the labels too)";
@@ -347,16 +310,11 @@ class TrainingWorkload final : public Workload {
   }
 
  private:
-  std::uint64_t dtype_bytes() const { return static_cast<std::uint64_t>(dtype_bytes_of(dtype_)); }
   std::string method_text() const {
     if (method_ == "full") return "full fine-tuning";
     return "LoRA r" + std::to_string(lora_rank_) + " alpha " + std::to_string(lora_alpha_) + " on " + lora_targets_;
   }
 
-  CheckpointRecord checkpoint_;
-  std::vector<DecoderTensor> tensors_;
-  std::int64_t batch_, context_;
-  std::string dtype_;
   std::string method_;
   std::int64_t steps_, lora_rank_, lora_alpha_;
   std::string lora_targets_;
