@@ -12,9 +12,11 @@
 
 #include "iteragpu/error.hpp"
 #include "iteragpu/printable_text.hpp"
+#include "iteragpu/workload_options.hpp"
 #include "mechanics/json_output.hpp"
 #include "mechanics/text_table.hpp"
 #include "mechanics/wording.hpp"
+#include "workload/workload.hpp"
 
 namespace iteragpu {
 namespace {
@@ -55,6 +57,32 @@ ComparedValue integer_value(std::uint64_t integer) {
 }
 ComparedValue integer_value(std::int64_t integer) { return integer_value(static_cast<std::uint64_t>(integer)); }
 ComparedValue integer_value(int integer) { return integer_value(static_cast<std::uint64_t>(integer)); }
+// A workload's own option as a measurement's configuration holds it; absent for a workload
+// that does not declare it.
+ComparedValue option_value(const Measurement& x, const WorkloadOption& option) {
+  const WorkloadOptions& options = x.configuration.workload_options;
+  if (!options.has(option.name)) return absent();
+  if (option.type == WorkloadOption::Type::kWholeNumber) return integer_value(options.whole_number(option.name));
+  return text_value(options.text(option.name));
+}
+// "new tokens" for new-tokens: how rows and headings name an option.
+std::string option_label(const WorkloadOption& option) {
+  std::string label = option.name;
+  std::replace(label.begin(), label.end(), '-', ' ');
+  return label;
+}
+// ", 16 new tokens": the workload's own options a measurement ran with, for its heading.
+std::string options_text(const Measurement& x) {
+  std::string text;
+  for (const WorkloadOption& option : workload_kind_of(x.configuration).options) {
+    const WorkloadOptions& options = x.configuration.workload_options;
+    if (!options.has(option.name)) continue;
+    text += ", " + (option.type == WorkloadOption::Type::kWholeNumber
+                        ? std::to_string(options.whole_number(option.name)) + " " + option_label(option)
+                        : option_label(option) + " " + printable(options.text(option.name)));
+  }
+  return text;
+}
 ComparedValue number_value(Kind kind, double number) {
   ComparedValue value;
   value.kind = kind;
@@ -145,7 +173,15 @@ ComparisonSection checkpoint_configuration_section(const std::vector<Measurement
   rows.push_back(make_row("model", "checkpoint folder", "", m, [](const Measurement& x) { return text_value(x.configuration.model); }));
   rows.push_back(make_row("batch", "batch", "", m, [](const Measurement& x) { return integer_value(x.configuration.batch); }, Ratios::kToFirst));
   rows.push_back(make_row("context", "context (prompt positions)", "", m, [](const Measurement& x) { return integer_value(x.configuration.context); }, Ratios::kToFirst));
-  rows.push_back(make_row("new_tokens", "new tokens (decode steps)", "", m, [](const Measurement& x) { return integer_value(x.configuration.workload_options.whole_number("new-tokens")); }, Ratios::kToFirst));
+  // The workloads' own options (generation's new tokens, fine-tuning's method, steps, LoRA's
+  // rank...), each where at least one of the measurements has it.
+  for (const WorkloadOption& option : declared_workload_options()) {
+    if (std::none_of(m.begin(), m.end(), [&](const Measurement& x) { return x.configuration.workload_options.has(option.name); }))
+      continue;
+    const bool number = option.type == WorkloadOption::Type::kWholeNumber;
+    rows.push_back(make_row(option.keyword, option_label(option), "", m, [&option](const Measurement& x) { return option_value(x, option); },
+                            number ? Ratios::kToFirst : Ratios::kNone));
+  }
   rows.push_back(make_row("dtype", "dtype", "", m, [](const Measurement& x) { return text_value(x.configuration.dtype); }));
   rows.push_back(make_row("warmup", "warm-up sequences", "", m, [](const Measurement& x) { return integer_value(x.configuration.warmup); }));
   rows.push_back(make_row("repeats", "warm sequences", "", m, [](const Measurement& x) { return integer_value(x.configuration.repeats); }));
@@ -571,9 +607,7 @@ std::string render(const MeasurementComparison& c, Style style) {
       text += item(tag(i) + " " + printable(c.sources[i]) + ": " + gpu_name + ", " + printable(architecture.architecture) +
                    " (" + std::to_string(architecture.layers) + " layers, hidden " +
                    std::to_string(architecture.hidden_size) + "), " + x.configuration.dtype + ", batch " +
-                   std::to_string(x.configuration.batch) + ", context " + std::to_string(x.configuration.context) +
-                   ", " + std::to_string(x.configuration.workload_options.whole_number("new-tokens")) +
-                   " new tokens" + test_double);
+                   std::to_string(x.configuration.batch) + ", context " + std::to_string(x.configuration.context) + options_text(x) + test_double);
       continue;
     }
     text += item(tag(i) + " " + printable(c.sources[i]) + ": " + gpu_name + ", " +

@@ -100,6 +100,9 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
     refuse("was made by a test double (scripted figures, not a GPU)");
   const CheckpointRecord& record = *measurement.checkpoint;
   const MeasureConfiguration& measured = measurement.configuration;
+  const std::string measured_kind = workload_kind_of(measured).name;
+  if (measured_kind != workload_kind_of(configuration).name)
+    refuse("ran the " + measured_kind + " workload, not " + workload_kind_of(configuration).name);
   auto differs = [&](const char* what, const std::string& measured_value, const std::string& asked) {
     if (measured_value != asked)
       refuse("has " + std::string(what) + " " + printable(measured_value) + ", not " + printable(asked));
