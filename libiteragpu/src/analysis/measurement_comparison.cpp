@@ -16,6 +16,8 @@
 #include "mechanics/json_output.hpp"
 #include "mechanics/text_table.hpp"
 #include "mechanics/wording.hpp"
+#include "workload/decoder_payload.hpp"
+#include "workload/synthetic_mlp_payload.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
@@ -697,6 +699,15 @@ MeasurementComparison MeasurementComparison::of(const std::vector<std::string>& 
                              printable(sources[static_cast<std::size_t>(checkpoint - measurements.begin())]) +
                              " a checkpoint (" + printable(checkpoint->checkpoint->architecture.architecture) +
                              "); their phases and model figures differ, so compare measurements of one workload");
+  // Its sections know the rows and times of these two workloads; another's would be shown
+  // under their names (a fine-tuning step's warm steps as decode steps), so it is refused.
+  for (std::size_t index = 0; index < measurements.size(); ++index) {
+    const std::string kind = workload_kind_of(measurements[index].configuration).name;
+    if (kind != kSyntheticMlpKind && kind != kDecoderKind)
+      throw UsageError("", printable(sources[index]) + " is a measurement of the " + kind +
+                               " workload; compare reads measurements of the synthetic MLP and of a checkpoint's "
+                               "generation (measure, measure --model) only");
+  }
   MeasurementComparison comparison;
   comparison.sources = sources;
   comparison.measurements = measurements;

@@ -55,7 +55,6 @@ class DecoderWorkload final : public CheckpointWorkload {
     check_count(configuration.warmup, "warmup", 0);
     check_count(configuration.repeats, "repeats", 1);
     check_count(new_tokens_, kNewTokens, 1);
-    check_positions(new_tokens_);
     // A cold sequence, the warm-up and warm ones; each a prefill and a row per new token.
     const std::int64_t sequences = 1 + std::int64_t{configuration.warmup} + configuration.repeats;
     const std::int64_t steps = sequences * (1 + std::int64_t{new_tokens_});
@@ -63,6 +62,7 @@ class DecoderWorkload final : public CheckpointWorkload {
                        "warmup " + std::to_string(configuration.warmup) + ", repeats " +
                            std::to_string(configuration.repeats) + " and new-tokens " + std::to_string(new_tokens_),
                        "2 + (1 + warmup + repeats) x (1 + new tokens)");
+    check_positions(new_tokens_);
   }
 
   std::vector<PlannedPhase> phase_plan(int warmup, int repeats) const override {
