@@ -241,12 +241,8 @@ class DecoderWorkload final : public CheckpointWorkload {
         .key("attention_backend").value(run.attention_backend)
         .key("first_sequence_tokens").begin_array();
     for (std::int64_t token : run.first_sequence_tokens) json.value(token);
-    json.end_array().key("last_logits_sha256").value(run.last_logits_sha256).key("device_used_bytes");
-    if (run.device_used_bytes) {
-      json.value(*run.device_used_bytes);
-    } else {
-      json.null();
-    }
+    json.end_array().key("last_logits_sha256").value(run.last_logits_sha256);
+    write_optional(json, "device_used_bytes", run.device_used_bytes);
     write_optional(json, "time_to_first_token_seconds", run.time_to_first_token_seconds);
     write_optional(json, "prefill_tokens_per_second", run.prefill_tokens_per_second);
     write_optional(json, "decode_tokens_per_second", run.decode_tokens_per_second);
@@ -288,15 +284,6 @@ class DecoderWorkload final : public CheckpointWorkload {
   }
 
  private:
-  static void write_optional(JsonWriter& json, const char* key, const std::optional<double>& value) {
-    json.key(key);
-    if (value) {
-      json.value(*value);
-    } else {
-      json.null();
-    }
-  }
-
   std::int64_t new_tokens_;
 };
 
@@ -460,13 +447,17 @@ CheckpointRecord read_checkpoint_record(const JsonObjectReader& json) {
 }
 
 
-void resolve_decoder_configuration(MeasureConfiguration& configuration) {
+DecoderCheckpoint resolve_checkpoint_configuration(MeasureConfiguration& configuration) {
   DecoderCheckpoint checkpoint = checkpoint_of(configuration);
   if (configuration.dtype.empty()) configuration.dtype = checkpoint.architecture.dtype;
   configuration.width = checkpoint.architecture.hidden_size;
   configuration.hidden = checkpoint.architecture.intermediate_size;
   configuration.hidden_is_default = false;
-  DecoderWorkload(record_of(checkpoint), {}, configuration);  // checks the rest
+  return checkpoint;
+}
+
+void resolve_decoder_configuration(MeasureConfiguration& configuration) {
+  DecoderWorkload(record_of(resolve_checkpoint_configuration(configuration)), {}, configuration);  // checks the rest
 }
 
 }  // namespace iteragpu

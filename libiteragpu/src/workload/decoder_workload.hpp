@@ -47,6 +47,16 @@ class CheckpointWorkload : public Workload {
   // checkpoint cannot describe: batch × (context + new tokens) token ids past 2³¹, positions
   // past max_position_embeddings, a sliding window no longer than them.
   void check_positions(std::int64_t new_tokens) const;
+  // `key` and the value, or null when there is none (a run record's optional figures).
+  template <typename Number>
+  static void write_optional(JsonWriter& json, const char* key, const std::optional<Number>& value) {
+    json.key(key);
+    if (value) {
+      json.value(*value);
+    } else {
+      json.null();
+    }
+  }
   // "LlamaForCausalLM (16 layers, hidden 2048, ...)", as headings name the model.
   std::string architecture_text() const;
 
@@ -73,8 +83,10 @@ CheckpointRecord record_of(const DecoderCheckpoint& checkpoint);
 CheckpointRecord read_checkpoint_record(const JsonObjectReader& decoder_model);
 
 // Resolves what the checkpoint decides in a configuration whose `model` names one: the dtype
-// (the checkpoint's when left out), width and hidden (its hidden and intermediate sizes);
-// then checks the rest as decoder_workload_for does.
+// (the checkpoint's when left out), width and hidden (its hidden and intermediate sizes).
+// Returns the checkpoint, for the workload to check the rest.
+DecoderCheckpoint resolve_checkpoint_configuration(MeasureConfiguration& configuration);
+// That, then the rest checked as decoder_workload_for does.
 void resolve_decoder_configuration(MeasureConfiguration& configuration);
 
 // The checkpoint a configuration names, read from the files its checked() found (or found

@@ -260,19 +260,9 @@ class TrainingWorkload final : public CheckpointWorkload {
           .end_object();
     json.end_array()
         .key("parameters").value(run.parameters)
-        .key("trainable_parameters").value(run.trainable_parameters)
-        .key("device_used_bytes");
-    if (run.device_used_bytes) {
-      json.value(*run.device_used_bytes);
-    } else {
-      json.null();
-    }
-    json.key("trained_tokens_per_second");
-    if (run.trained_tokens_per_second) {
-      json.value(*run.trained_tokens_per_second);
-    } else {
-      json.null();
-    }
+        .key("trainable_parameters").value(run.trainable_parameters);
+    write_optional(json, "device_used_bytes", run.device_used_bytes);
+    write_optional(json, "trained_tokens_per_second", run.trained_tokens_per_second);
     json.end_object();
   }
 
@@ -327,12 +317,7 @@ std::unique_ptr<const Workload> training_workload_for(const MeasureConfiguration
 
 void resolve_training_configuration(MeasureConfiguration& configuration) {
   require_weights_here(configuration);
-  DecoderCheckpoint checkpoint = checkpoint_of(configuration);
-  if (configuration.dtype.empty()) configuration.dtype = checkpoint.architecture.dtype;
-  configuration.width = checkpoint.architecture.hidden_size;
-  configuration.hidden = checkpoint.architecture.intermediate_size;
-  configuration.hidden_is_default = false;
-  TrainingWorkload(record_of(checkpoint), {}, configuration);  // checks the rest
+  TrainingWorkload(record_of(resolve_checkpoint_configuration(configuration)), {}, configuration);  // checks the rest
 }
 
 }  // namespace
