@@ -47,6 +47,10 @@ void add_checkpoint_options(po::options_description& options) {
        "then the prompt length and --dtype defaults to the checkpoint's");
   // Every workload's own options, as it declares them (WorkloadKind::options).
   for (const WorkloadOption& option : declared_workload_options()) {
+    if (option.type == WorkloadOption::Type::kSwitch) {  // a flag: off unless given
+      options.add_options()(option.name, option.help);
+      continue;
+    }
     const std::string default_text = *option.default_text ? std::string(" (default ") + option.default_text + ")" : "";
     options.add_options()(option.name, po::value<std::string>(), (option.help + default_text).c_str());
   }
@@ -81,8 +85,13 @@ MeasureConfiguration measure_configuration_from(const po::variables_map& values,
   request.hidden = given("hidden");
   request.dtype = given("dtype");
   request.model = given("model");
-  for (const WorkloadOption& option : declared_workload_options())
-    if (const std::optional<std::string> text = given(option.name)) request.workload_options[option.name] = *text;
+  for (const WorkloadOption& option : declared_workload_options()) {
+    if (option.type == WorkloadOption::Type::kSwitch) {
+      if (values.count(option.name)) request.workload_options[option.name] = "1";
+    } else if (const std::optional<std::string> text = given(option.name)) {
+      request.workload_options[option.name] = *text;
+    }
+  }
   request.timeout = given("timeout");
   request.warmup = text_option(values, "warmup", request.warmup);
   request.repeats = text_option(values, "repeats", request.repeats);

@@ -95,19 +95,19 @@ class PhaseMeasurer:
                 in_process: bool = ...,
                 progress: Progress = ..., model: Optional[PathArg] = ...,
                 timeout: Optional[Number] = ...,
-                **workload_options: Optional[IntText]) -> Union[Measurement, MeasurementSummary]: ...
+                **workload_options: Union[IntText, bool, None]) -> Union[Measurement, MeasurementSummary]: ...
 
 def packages(*, model: PathArg, batch: Optional[IntText] = ..., context: Optional[IntText] = ...,
              dtype: Optional[str] = ..., warmup: Optional[IntText] = ...,
              repeats: Optional[IntText] = ..., days: Optional[IntText] = ..., measurement: Optional[PathArg] = ...,
              catalog: Union[None, PathArg, Catalog] = ...,
-             timeout: Optional[Number] = ..., **workload_options: Optional[IntText]) -> PackageFitReport: ...
+             timeout: Optional[Number] = ..., **workload_options: Union[IntText, bool, None]) -> PackageFitReport: ...
 def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[str, float]] = ...,
             batch: Optional[int] = ..., context: Optional[int] = ..., width: Optional[int] = ...,
             hidden: Optional[int] = ..., dtype: Optional[str] = ..., warmup: Optional[int] = ...,
             repeats: Optional[int] = ..., seed: Optional[int] = ...,
             backend_path: Optional[PathArg] = ..., model: Optional[PathArg] = ...,
-            timeout: Optional[Number] = ..., **workload_options: Optional[IntText]) -> MemoryPrediction: ...
+            timeout: Optional[Number] = ..., **workload_options: Union[IntText, bool, None]) -> MemoryPrediction: ...
 
 def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
             width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
@@ -116,7 +116,7 @@ def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
             in_process: bool = ...,
             progress: Progress = ..., model: Optional[PathArg] = ...,
             timeout: Optional[Number] = ...,
-            **workload_options: Optional[IntText]) -> Union[Measurement, MeasurementSummary]: ...
+            **workload_options: Union[IntText, bool, None]) -> Union[Measurement, MeasurementSummary]: ...
 def sweep(vary: Literal["batch", "context", "width", "hidden", "new-tokens"], *, budget: IntText = ...,
           device: str = ..., batch: IntText = ..., context: IntText = ..., width: Optional[IntText] = ...,
           hidden: Optional[IntText] = ..., dtype: Optional[str] = ..., warmup: IntText = ...,
@@ -124,4 +124,4 @@ def sweep(vary: Literal["batch", "context", "width", "hidden", "new-tokens"], *,
           backend_path: Optional[PathArg] = ...,
           progress: Union[None, Literal[False], PointCallback] = ...,
           model: Optional[PathArg] = ..., timeout: Optional[Number] = ...,
-          **workload_options: Optional[IntText]) -> SweepResult: ...
+          **workload_options: Union[IntText, bool, None]) -> SweepResult: ...

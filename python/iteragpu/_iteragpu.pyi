@@ -300,7 +300,7 @@ class MeasureRequest:
                  warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
                  output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
                  model: Optional[PathArg] = ..., timeout: Optional[Number] = ...,
-                 **kwargs: Optional[IntText]) -> None: ...
+                 **kwargs: Union[IntText, bool, None]) -> None: ...
     device: str
     batch: str
     context: str
@@ -320,6 +320,7 @@ class MeasureRequest:
     lora_rank: Optional[str]
     lora_alpha: Optional[str]
     lora_targets: Optional[str]
+    gradient_checkpointing: Optional[str]
     new_tokens: Optional[str]
 
 def _workload_option_keywords() -> List[str]: ...
@@ -344,6 +345,7 @@ class MeasureConfiguration:
     lora_rank: Optional[int]
     lora_alpha: Optional[int]
     lora_targets: Optional[str]
+    gradient_checkpointing: Optional[bool]
     new_tokens: Optional[int]
 
 class SyntheticModel:

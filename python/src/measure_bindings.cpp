@@ -423,9 +423,12 @@ void register_measure_request(py::module_& m) {
                const WorkloadOption* option = declared_option_of_keyword(keyword);
                if (!option) throw py::type_error("MeasureRequest() got an unexpected keyword argument '" + keyword + "'");
                if (value.is_none()) continue;
-               request.workload_options[option->name] = option->type == WorkloadOption::Type::kWholeNumber
-                                                            ? numeric_keyword_text(value, option->keyword)
-                                                            : text_keyword(value, option->keyword);
+               if (option->type == WorkloadOption::Type::kSwitch)
+                 request.workload_options[option->name] = bool_keyword(value, option->keyword) ? "1" : "0";
+               else
+                 request.workload_options[option->name] = option->type == WorkloadOption::Type::kWholeNumber
+                                                              ? numeric_keyword_text(value, option->keyword)
+                                                              : text_keyword(value, option->keyword);
              }
              return request;
            }),
@@ -517,12 +520,14 @@ void register_measure_request(py::module_& m) {
       });
   for (const WorkloadOption& option : declared_workload_options()) {
     const std::string name = option.name;
+    const bool switched = option.type == WorkloadOption::Type::kSwitch;
     configuration_class.def_property_readonly(
         option.keyword,
-        [name](const MeasureConfiguration& c) -> py::object {
+        [name, switched](const MeasureConfiguration& c) -> py::object {
           const WorkloadOptions::Value* value = c.workload_options.find(name);
           if (!value) return py::none();
-          if (const auto* number = std::get_if<std::int64_t>(value)) return py::int_(*number);
+          if (const auto* number = std::get_if<std::int64_t>(value))
+            return switched ? py::object(py::bool_(*number != 0)) : py::object(py::int_(*number));
           return py::str(std::get<std::string>(*value));
         },
         (std::string(option.help) + "; None when the configuration's workload has no such option.").c_str());

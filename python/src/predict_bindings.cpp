@@ -144,7 +144,7 @@ void register_prediction(py::module_& m) {
                 const std::size_t equals = c[i].find('=');
                 const std::string name = c[i].substr(0, equals), text = c[i].substr(equals + 1);
                 const WorkloadOption* option = declared_workload_option(name);
-                if (option && option->type == WorkloadOption::Type::kWholeNumber)
+                if (option && option->type != WorkloadOption::Type::kText)
                   k.workload_options.set(name, std::int64_t{std::stoll(text)});
                 else
                   k.workload_options.set(name, text);

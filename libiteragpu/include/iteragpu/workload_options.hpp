@@ -40,7 +40,13 @@ class WorkloadOptions {
 
 // One option as a workload declares it.
 struct WorkloadOption {
-  enum class Type { kWholeNumber, kText };
+  enum class Type {
+    kWholeNumber,
+    kText,
+    // Given or not: a flag on the command line, a bool in Python and the configuration's JSON,
+    // held as the whole number 1 or 0 (check_switch).
+    kSwitch,
+  };
   const char* name;          // as the command line spells it ("new-tokens"), and UsageError's field
   const char* keyword;       // the Python keyword and the configuration's JSON member ("new_tokens")
   const char* help;          // the --help line, before " (default <default_text>)"
@@ -59,6 +65,10 @@ struct WorkloadOption {
   const char* only_when_option = nullptr;
   const char* only_when_value = nullptr;
 };
+
+// The check of a kSwitch option: "1" or "true" give 1, "0" or "false" 0 (the command line and
+// Python write "1" or "0"); UsageError(name, what is accepted) otherwise.
+WorkloadOptions::Value check_switch(const std::string& name, const std::string& text);
 
 // Every workload's declared options, in the registry's order: what the command line and
 // Python offer besides the options every workload shares.

@@ -65,6 +65,7 @@ ComparedValue option_value(const Measurement& x, const WorkloadOption& option) {
   const WorkloadOptions& options = x.configuration.workload_options;
   if (!options.has(option.name)) return absent();
   if (option.type == WorkloadOption::Type::kWholeNumber) return integer_value(options.whole_number(option.name));
+  if (option.type == WorkloadOption::Type::kSwitch) return text_value(std::string(options.whole_number(option.name) ? "on" : "off"));
   return text_value(options.text(option.name));
 }
 // "new tokens" for new-tokens: how rows and headings name an option.
@@ -79,6 +80,10 @@ std::string options_text(const Measurement& x) {
   for (const WorkloadOption& option : workload_kind_of(x.configuration).options) {
     const WorkloadOptions& options = x.configuration.workload_options;
     if (!options.has(option.name)) continue;
+    if (option.type == WorkloadOption::Type::kSwitch) {  // named when on
+      if (options.whole_number(option.name)) text += ", " + option_label(option);
+      continue;
+    }
     text += ", " + (option.type == WorkloadOption::Type::kWholeNumber
                         ? std::to_string(options.whole_number(option.name)) + " " + option_label(option)
                         : option_label(option) + " " + printable(options.text(option.name)));

@@ -100,7 +100,10 @@ void write_measure_configuration(JsonWriter& json, const char* device_key,
   const WorkloadOptions options = completed_options(kind, configuration.workload_options);
   for (const WorkloadOption& option : kind.options) {
     json.key(option.keyword);
-    std::visit([&json](const auto& value) { json.value(value); }, *options.find(option.name));
+    if (option.type == WorkloadOption::Type::kSwitch)
+      json.value(options.whole_number(option.name) != 0);
+    else
+      std::visit([&json](const auto& value) { json.value(value); }, *options.find(option.name));
   }
   const ModelOrigin origin = configuration.model_origin();
   if (origin.is_hub_id()) write_model_source(json, origin);
@@ -114,11 +117,14 @@ MeasureConfiguration read_measure_configuration(const JsonObjectReader& json) {
     json.read(name, member);
   });
   if (json.has("model")) json.read("model", configuration.model);
-  // The workload's own options, read as it declares them (a missing one is a DataFileError);
-  // checked, as the rest, by the workload. Which workload may depend on them: a first look.
+  // The workload's own options, read as it declares them (a missing one is a DataFileError, but
+  // a missing switch is off: files written before it existed); checked, as the rest, by the
+  // workload. Which workload may depend on them: a first look.
   const auto read_option = [&json](const WorkloadOption& option, WorkloadOptions& into) {
     if (option.type == WorkloadOption::Type::kWholeNumber)
       into.set(option.name, json.int64(option.keyword));
+    else if (option.type == WorkloadOption::Type::kSwitch)
+      into.set(option.name, std::int64_t{json.has(option.keyword) && json.flag(option.keyword) ? 1 : 0});
     else
       into.set(option.name, json.text(option.keyword));
   };

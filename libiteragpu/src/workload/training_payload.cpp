@@ -14,6 +14,7 @@ void payload_fields(Codec& codec, Payload& payload) {
   codec.field("lora_rank", payload.lora_rank);
   codec.field("lora_alpha", payload.lora_alpha);
   codec.field("lora_targets", payload.lora_targets);
+  codec.field("gradient_checkpointing", payload.gradient_checkpointing);
   codec.object("architecture", payload.architecture,
                [](auto& nested, auto& a) { checkpoint_architecture_fields(nested, a); });
   codec.objects("tensors", payload.tensors, [](auto& nested, auto& tensor) { checkpoint_tensor_fields(nested, tensor); });

@@ -26,6 +26,9 @@ struct TrainingPayload {
   double lora_alpha = 32;
   // The projections LoRA adapts, by their module names, comma-separated ("q_proj,k_proj").
   std::string lora_targets;
+  // model.gradient_checkpointing_enable() before the steps (transformers' default: PyTorch's
+  // non-reentrant checkpoint around each decoder layer, and no KV cache).
+  bool gradient_checkpointing = false;
   DecoderArchitecture architecture;
   std::vector<DecoderTensor> tensors;  // in load order
 };

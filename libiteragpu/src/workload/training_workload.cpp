@@ -35,6 +35,7 @@ constexpr const char* kSteps = "steps";
 constexpr const char* kLoraRank = "lora-rank";
 constexpr const char* kLoraAlpha = "lora-alpha";
 constexpr const char* kLoraTargets = "lora-targets";
+constexpr const char* kGradientCheckpointing = "gradient-checkpointing";
 // Every linear projection of a decoder layer: the default LoRA targets.
 constexpr const char* kEveryProjection = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj";
 constexpr int kMaxSteps = 1000;
@@ -87,7 +88,8 @@ class TrainingWorkload final : public CheckpointWorkload {
         steps_(configuration.workload_options.whole_number(kSteps)),
         lora_rank_(configuration.workload_options.whole_number(kLoraRank)),
         lora_alpha_(configuration.workload_options.whole_number(kLoraAlpha)),
-        lora_targets_(configuration.workload_options.text(kLoraTargets)) {
+        lora_targets_(configuration.workload_options.text(kLoraTargets)),
+        gradient_checkpointing_(configuration.workload_options.whole_number(kGradientCheckpointing) != 0) {
     check_positions(/*new_tokens=*/0);
   }
 
@@ -121,7 +123,8 @@ class TrainingWorkload final : public CheckpointWorkload {
   }
   std::string shape_text() const override {
     return "batch " + std::to_string(batch_) + ", context " + std::to_string(context_) + ", " + method_ +
-           " fine-tuning, " + std::to_string(steps_) + " steps, dtype " + dtype_ + ", model " +
+           " fine-tuning" + (gradient_checkpointing_ ? " with gradient checkpointing" : "") + ", " +
+           std::to_string(steps_) + " steps, dtype " + dtype_ + ", model " +
            checkpoint_.architecture.architecture;
   }
   // Its warm repeats are its steps 2 and on (--steps), not the common warm-up and repeats.
@@ -139,6 +142,7 @@ class TrainingWorkload final : public CheckpointWorkload {
     payload.lora_rank = static_cast<int>(lora_rank_);
     payload.lora_alpha = static_cast<double>(lora_alpha_);
     payload.lora_targets = lora_targets_;
+    payload.gradient_checkpointing = gradient_checkpointing_;
     payload.architecture = checkpoint_.architecture;
     payload.tensors = tensors_;
     spec.payload = encode_training_payload(payload);
@@ -171,6 +175,7 @@ class TrainingWorkload final : public CheckpointWorkload {
         .key("lora_rank").value(lora_rank_)
         .key("lora_alpha").value(lora_alpha_)
         .key("lora_targets").value(lora_targets_)
+        .key("gradient_checkpointing").value(gradient_checkpointing_)
         .end_object();
   }
 
@@ -183,6 +188,8 @@ class TrainingWorkload final : public CheckpointWorkload {
     if (written.int64s("input_shape") != shape) written.fail("input_shape", "differs from the configuration's");
     if (written.text("method") != method_) written.fail("method", "differs from the configuration's");
     if (written.int64("steps") != steps_) written.fail("steps", "differs from the configuration's");
+    if (written.has("gradient_checkpointing") && written.flag("gradient_checkpointing") != gradient_checkpointing_)
+      written.fail("gradient_checkpointing", "differs from the configuration's");
   }
 
   std::vector<std::string> notes() const override {
@@ -191,10 +198,12 @@ class TrainingWorkload final : public CheckpointWorkload {
         "position, in float32), backward, the output dropped, AdamW's step and zero_grad(set_to_none=True). "
         "The first optimizer row makes AdamW's state (two tensors per trainable parameter); the forward keeps "
         "use_cache=True as transformers does in training, so its output holds a KV cache until the backward ends.",
+        "With --gradient-checkpointing (model.gradient_checkpointing_enable(), transformers' default: PyTorch's "
+        "non-reentrant checkpoint around each decoder layer, early stop on) there is no KV cache; the forward keeps "
+        "each layer's input only, and the backward recomputes each layer up to its last saved tensor.",
         "LoRA is PEFT's at its defaults: adapters of rank r on the targeted projections, kept in float32, "
         "scaling lora_alpha / r, no dropout; only they are trained.",
-        "One GPU, no gradient checkpointing, no mixed-precision scaler; token ids are random, uniform over the "
-        "vocabulary, from the seed.",
+        "One GPU, no mixed-precision scaler; token ids are random, uniform over the vocabulary, from the seed.",
     };
   }
   int phase_column_width() const override { return 14; }
@@ -301,13 +310,16 @@ class TrainingWorkload final : public CheckpointWorkload {
 
  private:
   std::string method_text() const {
-    if (method_ == "full") return "full fine-tuning";
-    return "LoRA r" + std::to_string(lora_rank_) + " alpha " + std::to_string(lora_alpha_) + " on " + lora_targets_;
+    const std::string checkpointing = gradient_checkpointing_ ? ", gradient checkpointing" : "";
+    if (method_ == "full") return "full fine-tuning" + checkpointing;
+    return "LoRA r" + std::to_string(lora_rank_) + " alpha " + std::to_string(lora_alpha_) + " on " + lora_targets_ +
+           checkpointing;
   }
 
   std::string method_;
   std::int64_t steps_, lora_rank_, lora_alpha_;
   std::string lora_targets_;
+  bool gradient_checkpointing_;
 };
 
 std::unique_ptr<const Workload> training_workload_for(const MeasureConfiguration& configuration) {
@@ -358,7 +370,11 @@ const WorkloadKind& training_workload_kind() {
         },
         "needs --train lora", /*swept=*/false, kTrain, "lora"},
        {kLoraTargets, "lora_targets", "with --train lora: the projections adapted, comma-separated", kEveryProjection,
-        WorkloadOption::Type::kText, checked_targets, "needs --train lora", /*swept=*/false, kTrain, "lora"}},
+        WorkloadOption::Type::kText, checked_targets, "needs --train lora", /*swept=*/false, kTrain, "lora"},
+       {kGradientCheckpointing, "gradient_checkpointing",
+        "with --train: gradient checkpointing as model.gradient_checkpointing_enable() sets it (each decoder "
+        "layer recomputed in the backward; no KV cache)", "0", WorkloadOption::Type::kSwitch,
+        [](const std::string& text) { return check_switch(kGradientCheckpointing, text); }, "needs --train"}},
       {"weights_load", "adapters", "inputs", "forward", "backward", "optimizer"},
   };
   return kind;

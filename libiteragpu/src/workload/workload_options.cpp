@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "iteragpu/error.hpp"
+#include "iteragpu/printable_text.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
@@ -44,6 +45,13 @@ const std::string& WorkloadOptions::text(const std::string& name) const {
 std::string WorkloadOptions::text_of(const Value& value) {
   if (const auto* number = std::get_if<std::int64_t>(&value)) return std::to_string(*number);
   return std::get<std::string>(value);
+}
+
+WorkloadOptions::Value check_switch(const std::string& name, const std::string& text) {
+  if (text == "1" || text == "true") return std::int64_t{1};
+  if (text == "0" || text == "false") return std::int64_t{0};
+  throw UsageError(name, "'" + printable(text) + "' is not on or off; accepted: the flag alone (on), or in Python "
+                         "and JSON true or false");
 }
 
 const std::vector<WorkloadOption>& declared_workload_options() {
