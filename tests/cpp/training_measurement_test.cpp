@@ -21,6 +21,7 @@
 #include "process_runner.hpp"
 #include "schema_check.hpp"
 #include "tiny_checkpoint.hpp"
+#include "workload/training_payload.hpp"
 
 namespace iteragpu::testing {
 namespace {
@@ -95,6 +96,28 @@ TEST_F(TrainingMeasurement, FullFineTuningHasNoAdaptersRow) {
   EXPECT_EQ(m.timing.warm_repeats, 1);
 }
 
+TEST_F(TrainingMeasurement, GradientCheckpointingReachesThePayloadAndTheFile) {
+  MeasureRequest r = request();
+  r.workload_options["gradient-checkpointing"] = "1";
+  std::string published;
+  const Measurement m = measure(r, &published);
+  TrainingPayload payload;
+  ASSERT_EQ(decode_training_payload(backend_->spec().payload, payload), "");
+  EXPECT_TRUE(payload.gradient_checkpointing);
+  EXPECT_EQ(schema_violation(published, "measurement.schema.json"), "");
+  EXPECT_NE(published.find("\"gradient_checkpointing\":true"), std::string::npos) << published;
+  EXPECT_NE(m.to_text().find("on q_proj,v_proj, gradient checkpointing"), std::string::npos) << m.to_text();
+  const Measurement back = Measurement::read(dir_.file("training.json"));
+  EXPECT_EQ(back.configuration.workload_options.whole_number("gradient-checkpointing"), 1);
+  EXPECT_EQ(back.to_json(), published);
+  // Without the flag it is off, in the payload and the file.
+  std::filesystem::remove(dir_.file("training.json"));
+  const Measurement plain = measure(request(), &published);
+  ASSERT_EQ(decode_training_payload(backend_->spec().payload, payload), "");
+  EXPECT_FALSE(payload.gradient_checkpointing);
+  EXPECT_NE(published.find("\"gradient_checkpointing\":false"), std::string::npos);
+}
+
 TEST_F(TrainingMeasurement, FileIsValidAndReadsBackWithoutTheCheckpoint) {
   std::string published;
   const Measurement m = measure(request(), &published);
@@ -123,6 +146,12 @@ TEST_F(TrainingMeasurement, OptionsThatMakeNoRunAreRefusedInOneLine) {
   r = request();  // a LoRA option with full fine-tuning, even at its default value
   r.workload_options = {{"train", "full"}, {"lora-alpha", "32"}};
   expect_usage_error([&] { MeasureConfiguration::parse(r); }, "lora-alpha", "needs --train lora");
+  r = request();
+  r.workload_options = {{"gradient-checkpointing", "1"}};
+  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "gradient-checkpointing", "needs --train");
+  r = request();
+  r.workload_options["gradient-checkpointing"] = "yes";
+  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "gradient-checkpointing", "is not on or off");
   r = request();
   r.workload_options["new-tokens"] = "4";
   expect_usage_error([&] { MeasureConfiguration::parse(r); }, "new-tokens", "needs --model without --train");

@@ -69,6 +69,7 @@ TrainingPayload lora_step() {
   payload.lora_rank = 16;
   payload.lora_alpha = 32.5;
   payload.lora_targets = "q_proj,v_proj";
+  payload.gradient_checkpointing = true;
   payload.architecture = checkpoint.architecture;
   payload.tensors = checkpoint.tensors;
   return payload;
@@ -113,6 +114,7 @@ TEST(WorkloadPayload, TrainingRoundTrip) {
   EXPECT_EQ(read.lora_rank, 16);
   EXPECT_EQ(read.lora_alpha, 32.5);
   EXPECT_EQ(read.lora_targets, "q_proj,v_proj");
+  EXPECT_TRUE(read.gradient_checkpointing);
   EXPECT_EQ(read.architecture.rope_factor, 0.1 + 0.2);
   ASSERT_EQ(read.tensors.size(), 2u);
   EXPECT_EQ(read.tensors[1].name, "model.norm.weight");

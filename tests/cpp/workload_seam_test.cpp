@@ -104,7 +104,7 @@ TEST_F(WorkloadSeam, EachKindDeclaresItsOwnOptions) {
   std::vector<std::string> declared;
   for (const WorkloadOption& option : declared_workload_options()) declared.push_back(option.name);
   EXPECT_EQ(declared, (std::vector<std::string>{"train", "steps", "lora-rank", "lora-alpha", "lora-targets",
-                                                "new-tokens"}));
+                                                "gradient-checkpointing", "new-tokens"}));
   const WorkloadOption* new_tokens = declared_workload_option("new-tokens");
   ASSERT_NE(new_tokens, nullptr);
   EXPECT_STREQ(new_tokens->keyword, "new_tokens");
