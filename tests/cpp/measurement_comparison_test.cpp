@@ -332,6 +332,53 @@ TEST_F(CheckpointComparison, AnMlpBesideACheckpointIsRefused) {
   }
 }
 
+// The tiny checkpoint's fine-tuning steps under the fake backend.
+Measurement measured_training(const std::string& folder, const std::string& method, bool gradient_checkpointing) {
+  MeasureRequest request;
+  request.batch = "2";
+  request.context = "8";
+  request.model = folder;
+  request.workload_options["train"] = method;
+  if (gradient_checkpointing) request.workload_options["gradient-checkpointing"] = "1";
+  return PhaseMeasurer(std::make_shared<FakeBackend>()).run(MeasureConfiguration::parse(request));
+}
+
+// Fine-tuning measurements: their own phases (the largest forward, backward and optimizer
+// peaks over the steps), no warm-up or repeats rows, the warm steps and the trained tokens/s.
+TEST_F(CheckpointComparison, FineTuningRowsComeFromItsSteps) {
+  const Measurement a = measured_training(folder_, "lora", false), b = measured_training(folder_, "lora", true);
+  ASSERT_TRUE(a.training_run() && b.training_run());
+  const MeasurementComparison c = MeasurementComparison::of({"a.json", "b.json"}, {a, b});
+  EXPECT_TRUE(c.checkpoints && c.training);
+  EXPECT_EQ(row(c, "peaks", "backward.peak_allocated_bytes").values[1].integer,
+            largest_of(b, "backward", &AllocatorCounters::peak_allocated_bytes));
+  EXPECT_EQ(row(c, "peaks", "optimizer.peak_reserved_bytes").values[0].integer,
+            largest_of(a, "optimizer", &AllocatorCounters::peak_reserved_bytes));
+  EXPECT_EQ(row(c, "peaks", "device_used_bytes").values[0].integer, *a.training_run()->device_used_bytes);
+  EXPECT_EQ(row(c, "times", "trained_tokens_per_second").values[1].number, *b.training_run()->trained_tokens_per_second);
+  EXPECT_EQ(row(c, "times", "warm_repeats").values[0].integer, 2u);  // steps 2 and 3
+  EXPECT_EQ(row(c, "configuration", "gradient_checkpointing").values[1].text, "on");
+  EXPECT_EQ(c.section("configuration")->row("warmup"), nullptr);
+  ASSERT_EQ(c.findings.size(), 1u);
+  EXPECT_CONTAINS(c.findings[0], "configuration differs in gradient_checkpointing (off → on)");
+  EXPECT_CONTAINS(c.findings[0], "trained tokens/s ×");
+  const std::string text = c.to_text();
+  EXPECT_CONTAINS(text, "backward peak reserved (largest of the steps)");
+  EXPECT_CONTAINS(text, "Warm training steps and rate");
+  EXPECT_EQ(text.find("decode"), std::string::npos) << text;
+  EXPECT_EQ(schema_violation(c.to_json(), "comparison.schema.json"), "");
+}
+
+// Generation beside fine-tuning of the same checkpoint: one line naming which is which.
+TEST_F(CheckpointComparison, GenerationBesideFineTuningIsRefused) {
+  const Measurement generation = measured_checkpoint(folder_, "1", "3"), training = measured_training(folder_, "full", false);
+  const std::string message = message_of<UsageError>(
+      [&] { MeasurementComparison::of({"gen.json", "train.json"}, {generation, training}); });
+  EXPECT_CONTAINS(message, "cannot compare a measurement of the decoder workload with one of the training workload: "
+                           "gen.json ran decoder, train.json training");
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
 // The real H200 run of a Llama 8B checkpoint (bfloat16, batch 4, context 4096, 16 new tokens,
 // measured 2026-12-04), against itself: the file's own figures, every row the same.
 TEST(MeasurementComparison, RealH200CheckpointRun) {

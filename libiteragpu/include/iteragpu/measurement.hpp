@@ -59,6 +59,8 @@ struct Measurement {
 
   // The decoder workload's record; null for any other.
   const DecoderRun* decoder_run() const { return dynamic_cast<const DecoderRun*>(run.get()); }
+  // The training workload's record; null for any other.
+  const TrainingRun* training_run() const { return dynamic_cast<const TrainingRun*>(run.get()); }
 
   // The prediction for phases[index]; null when there is none.
   const PhasePrediction* predicted_row(std::size_t index) const;

@@ -64,8 +64,10 @@ struct MeasurementComparison {
   // that differ from the first, and the ratios of the parameter bytes, the largest peaks and
   // the warm median times.
   std::vector<std::string> findings;
-  // Every measurement ran a checkpoint (the decoder workload); false: every one the synthetic MLP.
+  // Every measurement ran a checkpoint (generation, or fine-tuning when `training`); false:
+  // every one the synthetic MLP.
   bool checkpoints = false;
+  bool training = false;
 
   // The comparison of `measurements`, labelled by `sources` (as many). UsageError for fewer
   // than two, a count mismatch, or a synthetic-MLP measurement beside a checkpoint one.

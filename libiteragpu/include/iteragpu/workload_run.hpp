@@ -31,4 +31,16 @@ struct DecoderRun final : WorkloadRun {
   std::optional<double> decode_tokens_per_second;
 };
 
+// What a run of fine-tuning steps produced besides the counters (the training workload).
+struct TrainingRun final : WorkloadRun {
+  std::string attention_backend;  // the SDPA kernel PyTorch chose for the forward
+  std::vector<double> losses;     // each step's, as PyTorch computed it in float32
+  std::uint64_t parameters = 0;   // every parameter, adapters included
+  std::uint64_t trainable_parameters = 0;
+  std::optional<std::uint64_t> device_used_bytes;  // as DecoderRun's
+  // batch × context over the median host time of a warm step (forward + backward + optimizer
+  // rows of steps 2 and on).
+  std::optional<double> trained_tokens_per_second;
+};
+
 }  // namespace iteragpu

@@ -1,6 +1,7 @@
 // Measurements side by side: one list of rows per section, built once, then rendered as
-// text, Markdown, CSV or JSON from the same rows. The synthetic MLP's sections and the
-// checkpoint's (the decoder workload) have the same five names; their rows differ.
+// text, Markdown, CSV or JSON from the same rows. The synthetic MLP's sections, a checkpoint's
+// generation's (the decoder workload) and its fine-tuning's (the training workload) have the
+// same five names; their rows differ.
 
 #include "iteragpu/measurement_comparison.hpp"
 
@@ -16,8 +17,7 @@
 #include "mechanics/json_output.hpp"
 #include "mechanics/text_table.hpp"
 #include "mechanics/wording.hpp"
-#include "workload/decoder_payload.hpp"
-#include "workload/synthetic_mlp_payload.hpp"
+#include "workload/training_payload.hpp"
 #include "workload/workload.hpp"
 
 namespace iteragpu {
@@ -40,8 +40,22 @@ constexpr ComparedPhase kCheckpointPhases[] = {{"weights_load", ""},
                                                {"inputs", ""},
                                                {"prefill", " (largest of the sequences)"},
                                                {"decode", " (largest of the steps)"}};
+// Fine-tuning's: each step has a forward, a backward and an optimizer row; each figure is the
+// largest over the steps.
+constexpr ComparedPhase kTrainingPhases[] = {{"weights_load", ""},
+                                             {"adapters", ""},
+                                             {"inputs", ""},
+                                             {"forward", " (largest of the steps)"},
+                                             {"backward", " (largest of the steps)"},
+                                             {"optimizer", " (largest of the steps)"}};
 
 using Kind = ComparedValue::Kind;
+
+// Which workload the measurements compared ran (of() refuses a mix).
+enum class Compared { kSyntheticMlp, kGeneration, kTraining };
+Compared compared_of(const MeasurementComparison& c) {
+  return c.training ? Compared::kTraining : c.checkpoints ? Compared::kGeneration : Compared::kSyntheticMlp;
+}
 
 ComparedValue absent() { return {}; }
 ComparedValue text_value(std::string text) {
@@ -145,6 +159,15 @@ template <typename T>
 std::optional<T> run_figure(const Measurement& x, std::optional<T> DecoderRun::*member) {
   return x.decoder_run() ? x.decoder_run()->*member : std::nullopt;
 }
+template <typename T>
+std::optional<T> run_figure(const Measurement& x, std::optional<T> TrainingRun::*member) {
+  return x.training_run() ? x.training_run()->*member : std::nullopt;
+}
+// The device memory in use at the end, whichever checkpoint workload recorded it.
+std::optional<std::uint64_t> device_used_bytes(const Measurement& x) {
+  if (x.training_run()) return run_figure(x, &TrainingRun::device_used_bytes);
+  return run_figure(x, &DecoderRun::device_used_bytes);
+}
 
 ComparisonSection configuration_section(const std::vector<Measurement>& m) {
   ComparisonSection section{"configuration", "Configuration", {}};
@@ -173,7 +196,7 @@ ComparisonSection model_section(const std::vector<Measurement>& m) {
 
 // A checkpoint run's configuration: no width or hidden (the checkpoint has its own sizes,
 // in the model section), the folder it was read from and the decode steps instead.
-ComparisonSection checkpoint_configuration_section(const std::vector<Measurement>& m) {
+ComparisonSection checkpoint_configuration_section(const std::vector<Measurement>& m, bool training) {
   ComparisonSection section{"configuration", "Configuration", {}};
   auto& rows = section.rows;
   rows.push_back(make_row("device", "device", "", m, [](const Measurement& x) { return text_value(x.configuration.device); }));
@@ -190,8 +213,10 @@ ComparisonSection checkpoint_configuration_section(const std::vector<Measurement
                             number ? Ratios::kToFirst : Ratios::kNone));
   }
   rows.push_back(make_row("dtype", "dtype", "", m, [](const Measurement& x) { return text_value(x.configuration.dtype); }));
-  rows.push_back(make_row("warmup", "warm-up sequences", "", m, [](const Measurement& x) { return integer_value(x.configuration.warmup); }));
-  rows.push_back(make_row("repeats", "warm sequences", "", m, [](const Measurement& x) { return integer_value(x.configuration.repeats); }));
+  if (!training) {  // a fine-tuning run's repeats are its steps
+    rows.push_back(make_row("warmup", "warm-up sequences", "", m, [](const Measurement& x) { return integer_value(x.configuration.warmup); }));
+    rows.push_back(make_row("repeats", "warm sequences", "", m, [](const Measurement& x) { return integer_value(x.configuration.repeats); }));
+  }
   rows.push_back(make_row("seed", "seed", "", m, [](const Measurement& x) { return integer_value(x.configuration.seed); }));
   return section;
 }
@@ -310,29 +335,36 @@ ComparisonSection peaks_section(const std::vector<Measurement>& m, const Compare
 
 // A checkpoint's peaks, then what is held when the run ends: the allocator's reservation
 // after the last row, and the device memory in use as the driver reports it.
-ComparisonSection checkpoint_peaks_section(const std::vector<Measurement>& m) {
-  ComparisonSection section = peaks_section(m, kCheckpointPhases);
+ComparisonSection checkpoint_peaks_section(const std::vector<Measurement>& m, bool training) {
+  ComparisonSection section = training ? peaks_section(m, kTrainingPhases) : peaks_section(m, kCheckpointPhases);
   section.title = "Memory per phase";
-  section.rows.push_back(make_row("end.reserved_bytes", "reserved at the end (after the last decode step)", "bytes", m,
+  section.rows.push_back(make_row("end.reserved_bytes",
+                                  training ? "reserved at the end (after the last optimizer step)"
+                                           : "reserved at the end (after the last decode step)",
+                                  "bytes", m,
                                   [](const Measurement& x) {
                                     return x.phases.empty() ? absent() : integer_value(x.phases.back().end.reserved_bytes);
                                   }, Ratios::kToFirst));
   section.rows.push_back(make_row("device_used_bytes", "device memory in use at the end (driver)", "bytes", m,
                                   [](const Measurement& x) {
-                                    const auto used = run_figure(x, &DecoderRun::device_used_bytes);
+                                    const auto used = device_used_bytes(x);
                                     return used ? integer_value(*used) : absent();
                                   }, Ratios::kToFirst));
   return section;
 }
 
-// The spread of the warm repeats (a checkpoint: of its warm decode steps), then, for a
-// checkpoint, the rates its run report derived from the warm medians.
-ComparisonSection times_section(const std::vector<Measurement>& m, bool checkpoints) {
+// The spread of the warm repeats (generation: of its warm decode steps; fine-tuning: of its
+// warm steps), then, for a checkpoint, the rates its run report derived from the warm medians.
+ComparisonSection times_section(const std::vector<Measurement>& m, Compared compared) {
+  const bool checkpoints = compared == Compared::kGeneration;
+  const bool training = compared == Compared::kTraining;
   ComparisonSection section{"times", checkpoints ? "Warm decode steps and rates (spread of the warm sequences' steps)"
+                                     : training  ? "Warm training steps and rate (spread of steps 2 and on, each its "
+                                                   "forward, backward and optimizer rows)"
                                                  : "Warm forward times (spread of the warm repeats)", {}};
   auto& rows = section.rows;
-  rows.push_back(make_row("warm_repeats", checkpoints ? "warm decode steps" : "warm repeats", "", m,
-                          [](const Measurement& x) { return integer_value(x.timing.warm_repeats); }));
+  rows.push_back(make_row("warm_repeats", checkpoints ? "warm decode steps" : training ? "warm steps" : "warm repeats",
+                          "", m, [](const Measurement& x) { return integer_value(x.timing.warm_repeats); }));
   const struct {
     const char* name;
     const char* label;
@@ -343,7 +375,8 @@ ComparisonSection times_section(const std::vector<Measurement>& m, bool checkpoi
       if (!gpu) return &x.timing.host_seconds;
       return x.timing.gpu_event_seconds ? &*x.timing.gpu_event_seconds : nullptr;
     };
-    const std::string name = clock.name, label = std::string(checkpoints ? "decode step " : "") + clock.label;
+    const std::string name = clock.name,
+                      label = std::string(checkpoints ? "decode step " : training ? "step " : "") + clock.label;
     rows.push_back(make_row(name + ".median", label + " median", "seconds", m, [&](const Measurement& x) {
       return spread(x) ? number_value(Kind::kSeconds, spread(x)->median) : absent();
     }, Ratios::kToFirst));
@@ -368,6 +401,11 @@ ComparisonSection times_section(const std::vector<Measurement>& m, bool checkpoi
                               return optional_number(Kind::kRate, run_figure(x, &DecoderRun::decode_tokens_per_second));
                             }, Ratios::kToFirst));
   }
+  if (training)
+    rows.push_back(make_row("trained_tokens_per_second", "trained tokens (batch × context over a warm step's host median)",
+                            "tokens_per_second", m, [](const Measurement& x) {
+                              return optional_number(Kind::kRate, run_figure(x, &TrainingRun::trained_tokens_per_second));
+                            }, Ratios::kToFirst));
   rows.push_back(make_row("warnings", "timing warnings", "", m, [](const Measurement& x) {
     std::string codes;
     for (const TimingWarning& warning : x.timing.warnings)
@@ -488,7 +526,12 @@ std::string finding(const MeasurementComparison& c, std::size_t index) {
   add("parameter bytes", ratio("model", "parameter_bytes"));
   add("largest peak allocated", ratio("peaks", "all.peak_allocated_bytes"));
   add("largest peak reserved", ratio("peaks", "all.peak_reserved_bytes"));
-  if (c.checkpoints) {
+  if (c.training) {
+    add("device memory in use at the end", ratio("peaks", "device_used_bytes"));
+    add("trained tokens/s", ratio("times", "trained_tokens_per_second"));
+    add("warm step host median", ratio("times", "host.median"), spread_note("host"));
+    add("warm step GPU event median", ratio("times", "gpu_event.median"), spread_note("gpu_event"));
+  } else if (c.checkpoints) {
     add("device memory in use at the end", ratio("peaks", "device_used_bytes"));
     add("decode tokens/s", ratio("times", "decode_tokens_per_second"));
     add("time to first token", ratio("times", "time_to_first_token"));
@@ -523,8 +566,24 @@ std::string finding(const MeasurementComparison& c, std::size_t index) {
   return text + ".";
 }
 
-std::vector<std::string> comparison_notes(bool checkpoints) {
-  if (checkpoints)
+std::vector<std::string> comparison_notes(Compared compared) {
+  if (compared == Compared::kTraining)
+    return {
+        "Ratios are to the first measurement ([1]); ×1.000 is no change.",
+        "Peaks are this process's caching-allocator maxima over each phase on the selected GPU; "
+        "allocated is part of reserved (never add them), and the two peaks are separate maxima "
+        "(never subtract them). forward, backward and optimizer show the largest over every step "
+        "(the first optimizer step makes AdamW's state).",
+        "Reserved at the end is the allocator's reservation after the last optimizer step; device "
+        "memory in use is cudaMemGetInfo's figure at the end of the run: the CUDA context, the "
+        "libraries and the allocator's segments together, and any other process on the card.",
+        "Times are host wall clock and GPU event time of the warm steps (2 and on, each its forward, "
+        "backward and optimizer rows), as medians with their interquartile range (IQR) and "
+        "coefficient of variation (CV); a ratio of medians within the IQR is no evidence of a "
+        "difference. Trained tokens per second is batch × context over the warm steps' host median, "
+        "as each measurement's run report computed it.",
+    };
+  if (compared == Compared::kGeneration)
     return {
         "Ratios are to the first measurement ([1]); ×1.000 is no change.",
         "Peaks are this process's caching-allocator maxima over each phase on the selected GPU; "
@@ -647,7 +706,7 @@ std::string render(const MeasurementComparison& c, Style style) {
   }
   text += "\n" + heading("Notes");
   text += item("A ≠ before a figure marks one that is not the same in every measurement.");
-  for (const std::string& note : comparison_notes(c.checkpoints)) text += item(note);
+  for (const std::string& note : comparison_notes(compared_of(c))) text += item(note);
   return text;
 }
 
@@ -704,27 +763,31 @@ MeasurementComparison MeasurementComparison::of(const std::vector<std::string>& 
                              printable(sources[static_cast<std::size_t>(checkpoint - measurements.begin())]) +
                              " a checkpoint (" + printable(checkpoint->checkpoint->architecture.architecture) +
                              "); their phases and model figures differ, so compare measurements of one workload");
-  // Its sections know the rows and times of these two workloads; another's would be shown
-  // under their names (a fine-tuning step's warm steps as decode steps), so it is refused.
-  for (std::size_t index = 0; index < measurements.size(); ++index) {
+  // A checkpoint's generation beside its fine-tuning: their rows and times have no counterpart
+  // in each other either (a decode step is not a training step).
+  const std::string first_kind = workload_kind_of(measurements.front().configuration).name;
+  for (std::size_t index = 1; index < measurements.size(); ++index) {
     const std::string kind = workload_kind_of(measurements[index].configuration).name;
-    if (kind != kSyntheticMlpKind && kind != kDecoderKind)
-      throw UsageError("", printable(sources[index]) + " is a measurement of the " + kind +
-                               " workload; compare reads measurements of the synthetic MLP and of a checkpoint's "
-                               "generation (measure, measure --model) only");
+    if (kind != first_kind)
+      throw UsageError("", "cannot compare a measurement of the " + first_kind + " workload with one of the " + kind +
+                               " workload: " + printable(sources[0]) + " ran " + first_kind + ", " +
+                               printable(sources[index]) + " " + kind +
+                               " (generation or fine-tuning); compare measurements of one workload");
   }
   MeasurementComparison comparison;
   comparison.sources = sources;
   comparison.measurements = measurements;
   comparison.checkpoints = checkpoint != measurements.end();
+  comparison.training = first_kind == kTrainingKind;
   if (comparison.checkpoints) {
-    comparison.sections = {checkpoint_configuration_section(measurements), checkpoint_model_section(measurements),
-                           environment_section(measurements), checkpoint_peaks_section(measurements),
-                           times_section(measurements, true)};
+    comparison.sections = {checkpoint_configuration_section(measurements, comparison.training),
+                           checkpoint_model_section(measurements), environment_section(measurements),
+                           checkpoint_peaks_section(measurements, comparison.training),
+                           times_section(measurements, compared_of(comparison))};
   } else {
     comparison.sections = {configuration_section(measurements), model_section(measurements),
                            environment_section(measurements), peaks_section(measurements, kPhases),
-                           times_section(measurements, false)};
+                           times_section(measurements, Compared::kSyntheticMlp)};
   }
   for (std::size_t index = 1; index < measurements.size(); ++index)
     comparison.findings.push_back(finding(comparison, index));
@@ -818,7 +881,7 @@ std::string MeasurementComparison::to_json() const {
     json.end_array().end_object();
   }
   json.end_array();
-  json.key("notes").value(comparison_notes(checkpoints));
+  json.key("notes").value(comparison_notes(compared_of(*this)));
   return json.finish();
 }
 

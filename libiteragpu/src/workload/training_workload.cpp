@@ -66,18 +66,6 @@ WorkloadOptions::Value checked_targets(const std::string& text) {
   return text;
 }
 
-// What a run of fine-tuning steps produced besides the rows.
-struct TrainingRun final : WorkloadRun {
-  std::string attention_backend;
-  std::vector<double> losses;  // each step's, as PyTorch computed it in float32
-  std::uint64_t parameters = 0;
-  std::uint64_t trainable_parameters = 0;
-  std::optional<std::uint64_t> device_used_bytes;
-  // batch × context over the median host time of a warm step (forward + backward + optimizer
-  // rows of steps 2 and on).
-  std::optional<double> trained_tokens_per_second;
-};
-
 class TrainingWorkload final : public CheckpointWorkload {
  public:
   // `tensors` empty: a recorded checkpoint, described but not runnable.
