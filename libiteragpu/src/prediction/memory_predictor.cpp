@@ -149,6 +149,11 @@ class ModelledAllocator final : public AllocationRecorder {
       allocator_.allocate(target_.cublaslt_workspace_bytes);
     }
   }
+  void backward_gemm_workspace() override {
+    if (backward_workspace_allocated_) return;
+    backward_workspace_allocated_ = true;
+    allocator_.allocate(target_.cublas_workspace_bytes);
+  }
   CachingAllocatorModel& allocator() { return allocator_; }
 
  private:
@@ -157,6 +162,7 @@ class ModelledAllocator final : public AllocationRecorder {
   CachingAllocatorModel allocator_;
   bool cublas_workspace_allocated_ = false;
   bool cublaslt_workspace_allocated_ = false;
+  bool backward_workspace_allocated_ = false;
 };
 
 // Backend over the caching-allocator model: the workload's steps, as allocations.

@@ -39,6 +39,10 @@ class AllocationRecorder {
   // cuBLAS workspace, the first bias-fused one (at::addmm's cuBLASLt path) the cuBLASLt
   // workspace.
   virtual void gemm_workspaces(bool bias_fused) = 0;
+  // Called inside every GEMM of an autograd backward, after its output is allocated: the
+  // engine runs on its own thread, whose cuBLAS handle has its own workspace (the cuBLAS one:
+  // a backward's GEMMs are mm's), allocated by its first GEMM.
+  virtual void backward_gemm_workspace() = 0;
 };
 
 // The allocations of one run's forwards, and what they keep from one forward to the next
