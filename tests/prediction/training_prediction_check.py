@@ -32,8 +32,53 @@ COUNTERS = (("allocated_bytes", "baseline", "allocated_baseline"), ("allocated_b
             ("peak_allocated_bytes", None, "peak_allocated"), ("peak_reserved_bytes", None, "peak_reserved"))
 
 # (cell, row, counter): predicted - measured, for the differences the prediction is known to
-# have (docs/commands/predict.md, "Fine-tuning"). Filled from this check's own output.
+# have (docs/commands/predict.md, "Fine-tuning"): 2 or 8 MiB more or fewer reserved, or a large
+# block handed out unsplit. Where the recorded traces (tests/conformance/recorded/
+# training-traces-*.tar.gz, Qwen2 LoRA at 1 x 128 and 2 x 1024) show every request and free of
+# such a cell, the model makes the same ones; the counters differ where a request reuses another
+# cached block than on the GPU, whose segments CUDA put in another order than the model's.
 KNOWN = {
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "optimizer-2", "reserved_end"): +2097152,
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "optimizer-2", "peak_reserved"): +2097152,
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "forward-3", "reserved_baseline"): +2097152,
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "forward-3", "reserved_end"): +2097152,
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "forward-3", "peak_reserved"): +2097152,
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "backward-3", "reserved_baseline"): +2097152,
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "backward-3", "reserved_end"): +2097152,
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "backward-3", "peak_reserved"): +2097152,
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "optimizer-3", "reserved_baseline"): +2097152,
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "optimizer-3", "reserved_end"): +2097152,
+    ("qwen2-1.5b:bfloat16:lora:2:1024", "optimizer-3", "peak_reserved"): +2097152,
+    ("llama-8b:bfloat16:lora:1:512", "forward-1", "reserved_end"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "forward-1", "peak_reserved"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "backward-1", "reserved_baseline"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "backward-1", "reserved_end"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "backward-1", "peak_reserved"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "optimizer-1", "reserved_baseline"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "optimizer-1", "reserved_end"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "optimizer-1", "peak_reserved"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "forward-2", "reserved_baseline"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "forward-2", "reserved_end"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "forward-2", "peak_reserved"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "backward-2", "reserved_baseline"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "backward-2", "reserved_end"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "backward-2", "peak_reserved"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "optimizer-2", "reserved_baseline"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "optimizer-2", "reserved_end"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "optimizer-2", "peak_reserved"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "forward-3", "reserved_baseline"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "forward-3", "reserved_end"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "forward-3", "peak_reserved"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "backward-3", "reserved_baseline"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "backward-3", "reserved_end"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "backward-3", "peak_reserved"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "optimizer-3", "reserved_baseline"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "optimizer-3", "reserved_end"): -8388608,
+    ("llama-8b:bfloat16:lora:1:512", "optimizer-3", "peak_reserved"): -8388608,
+    ("qwen2-1.5b:bfloat16:lora:1:256", "forward-1", "allocated_end"): +1179648,
+    ("qwen2-1.5b:bfloat16:lora:1:256", "forward-1", "peak_allocated"): +1179648,
+    ("qwen2-1.5b:bfloat16:lora:1:256", "backward-1", "allocated_baseline"): +1179648,
+    ("qwen2-1.5b:bfloat16:lora:1:256", "backward-1", "peak_allocated"): +1179648,
 }
 
 
@@ -95,7 +140,7 @@ def main():
         subprocess.run(["rm", "-rf", work])
     for key in sorted(set(KNOWN) - seen_known):
         failures.append("%s %s %s: a known difference of a row the record does not have" % key)
-    for failure in failures[:60]:
+    for failure in failures:
         print(failure)
     print("training_prediction_check: %d cells, %d equal in every counter; %d counters compared, %d unexpected "
           "differences" % (len(record["cells"]), exact_cells, checked, len(failures)))

@@ -321,8 +321,9 @@ class TrainingSteps final : public StepAllocations {
     });
   }
   // a * b (b broadcast or not); MulBackward0 saves b when a needs a gradient and a when b does,
-  // and computes b's gradient (grad * a) before a's (grad * b).
-  Tensor mul(const Tensor& a, const Tensor& b, Count output_bytes) {
+  // and computes b's gradient (grad * a) before a's (grad * b). `staged_reduction`: a's
+  // gradient is summed by reduce_kernel through global memory (reduced_with_staging).
+  Tensor mul(const Tensor& a, const Tensor& b, Count output_bytes, bool staged_reduction = false) {
     std::vector<Tensor> saved;
     if (a.requires_grad()) saved.push_back(b);
     if (b.requires_grad()) saved.push_back(a);
@@ -332,10 +333,24 @@ class TrainingSteps final : public StepAllocations {
       Gradient gb, ga;
       if (b_grad) gb = fresh(output_bytes);
       if (a_grad) ga = fresh(output_bytes);
-      ga = fitted(std::move(ga), a_bytes);
+      ga = staged_reduction ? reduced_with_staging(std::move(ga), a_bytes) : fitted(std::move(ga), a_bytes);
       gb = fitted(std::move(gb), b_bytes);
       return std::vector<Gradient>{ga, gb};
     });
+  }
+  // The gradient of a q/k norm's weight, [batch, heads, positions, head_dim] summed to
+  // [head_dim]: few outputs over many rows, so ATen's reduce_kernel reduces across blocks
+  // through a float32 staging buffer and an int semaphore, allocated after the output and
+  // freed with the kernel (the semaphore at once, the buffer with the node's other frees).
+  // The buffer's size comes from setReduceConfig, which depends on the GPU; modelled as the
+  // H100 traces show it at 1 × 128 (8 bytes per summed element: 1 MiB for 8 heads, 2 MiB for
+  // 16), and said so in a caveat (TrainingWorkload::prediction_caveats).
+  Gradient reduced_with_staging(Gradient gradient, Count input_bytes) {
+    if (!gradient || gradient->bytes == input_bytes) return gradient;
+    Tensor reduced = fresh(input_bytes);
+    Tensor staging = fresh(gradient->bytes / e_ * 8);
+    fresh(4);  // the semaphore
+    return reduced;
   }
   // x * a scalar; MulBackward1: grad * the scalar.
   Tensor mul_scalar(const Tensor& x) {
@@ -440,7 +455,7 @@ class TrainingSteps final : public StepAllocations {
   Count rows_of(const Tensor&) const { return rows_; }
 
   // LlamaRMSNorm over `width` for `rows` rows (DecoderModel::rms_norm).
-  Tensor rms_norm(const Tensor& input, Parameter& weight, Count rows, Count width) {
+  Tensor rms_norm(const Tensor& input, Parameter& weight, Count rows, Count width, bool per_head = false) {
     Tensor hidden = to(input, rows * width * kFloat32);
     Tensor squared = square(hidden);
     Tensor variance = mean(squared, rows * kFloat32);
@@ -451,7 +466,7 @@ class TrainingSteps final : public StepAllocations {
     hidden = mul(hidden, scale, hidden.bytes);
     scale = Tensor();
     Tensor narrowed = to(hidden, rows * width * e_);
-    Tensor output = mul(weight.tensor(), narrowed, narrowed.bytes);
+    Tensor output = mul(weight.tensor(), narrowed, narrowed.bytes, per_head);
     return output;
   }
 
@@ -490,8 +505,10 @@ class TrainingSteps final : public StepAllocations {
     const Count head_dim = u(a_.head_dim);
     Tensor query, key;
     if (a_.qk_norm) {
-      query = rms_norm(split_heads(linear(hidden, layer.q)), *layer.q_norm, rows_ * u(a_.attention_heads), head_dim);
-      key = rms_norm(split_heads(linear(hidden, layer.k)), *layer.k_norm, rows_ * u(a_.kv_heads), head_dim);
+      query = rms_norm(split_heads(linear(hidden, layer.q)), *layer.q_norm, rows_ * u(a_.attention_heads), head_dim,
+                       /*per_head=*/true);
+      key = rms_norm(split_heads(linear(hidden, layer.k)), *layer.k_norm, rows_ * u(a_.kv_heads), head_dim,
+                     /*per_head=*/true);
     } else {
       query = split_heads(linear(hidden, layer.q));
       key = split_heads(linear(hidden, layer.k));

@@ -132,12 +132,24 @@ class TrainingWorkload final : public CheckpointWorkload {
              "backend used then are not modelled; measure it with iteragpu measure --model DIR --train " + method_;
     return {};
   }
+  // Against the recorded H100 cells, downward fits more of them (CachingAllocatorModel).
+  bool segments_laid_downward() const override { return true; }
   std::vector<PredictionCaveat> prediction_caveats(int major, int minor) const override {
     std::vector<PredictionCaveat> caveats;
     if (major != 9 || minor != 0 || dtype_ == "float32")
       caveats.push_back({"the training rows are checked on compute capability 9.0 in 16-bit types (cuDNN attention "
                          "on the H100); elsewhere PyTorch may pick another SDPA backend, whose forward and backward "
                          "allocate otherwise: every counter from the first forward on may differ",
+                         PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false});
+    caveats.push_back({"which cached block a request reuses, and so the reserved bytes and the bytes of a block handed "
+                       "out unsplit, depends on where CUDA put each segment, which the model lays out in one order "
+                       "(each below the previous): against the recorded H100 cells, 3 of 9 differ by up to 8 MiB "
+                       "reserved or 1.2 MiB allocated, either way, from the first forward on",
+                       PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false});
+    if (checkpoint_.architecture.qk_norm)
+      caveats.push_back({"the q/k norms' weight gradients are summed through a staging buffer whose size PyTorch picks "
+                         "for the GPU (setReduceConfig); it is modelled as recorded on the H100 at 1 x 128 (8 bytes per "
+                         "summed element), which a backward's peaks and the reserved bytes after it depend on",
                          PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false});
     return caveats;
   }

@@ -114,6 +114,10 @@ class Workload {
     (void)major, (void)minor;
     return {};
   }
+  // Whether the predictor's allocator model lays new segments each below the previous ones
+  // rather than one after another upward (CachingAllocatorModel: which of two equal free
+  // blocks a best fit takes depends on where CUDA put their segments).
+  virtual bool segments_laid_downward() const { return false; }
   // The checkpoint it runs, as a measurement records it; none for the synthetic MLP.
   virtual std::optional<CheckpointRecord> checkpoint_record() const { return std::nullopt; }
 
