@@ -3,6 +3,7 @@
 
     training_prediction_check.py --cli BUILD/bin/iteragpu
                                  [--record tests/conformance/recorded/training-conformance-cli-h100-2026-12-06.json]
+                                 [--write-peaks]
 
 The record holds, per cell (SHAPE:DTYPE:full|lora:BATCH:CONTEXT, 3 steps, LoRA at its defaults),
 the rows `iteragpu measure --model DIR --train` measured (key "iteragpu"). The predictor reads
@@ -10,8 +11,10 @@ only config.json and the safetensors headers, so each checkpoint is written here
 recorded shape as headers over sparse data, as checkpoint_prediction_check.py writes them.
 Every counter of every row of the prediction must equal the measurement's, except the known
 differences listed in KNOWN below, which must stay exactly as recorded there (so a change
-either way is caught). Exit status 0 when everything matches; 1 otherwise, each difference
-shown.
+either way is caught). The predicted peak reserved of each cell (the highest over its rows) is
+kept in tests/data/training-predicted-peaks.json for docs/training.md's table
+(tests/conformance/training_side_by_side.py); the file must equal the prediction (--write-peaks
+writes it). Exit status 0 when everything matches; 1 otherwise, each difference shown.
 """
 
 import argparse
@@ -26,6 +29,7 @@ sys.path.insert(0, HERE)
 from checkpoint_prediction_check import write_checkpoint  # noqa: E402  (standard library only at import)
 
 RECORD = os.path.join(HERE, "..", "conformance", "recorded", "training-conformance-cli-h100-2026-12-06.json")
+PEAKS = os.path.join(HERE, "..", "data", "training-predicted-peaks.json")
 
 COUNTERS = (("allocated_bytes", "baseline", "allocated_baseline"), ("allocated_bytes", "end", "allocated_end"),
             ("reserved_bytes", "baseline", "reserved_baseline"), ("reserved_bytes", "end", "reserved_end"),
@@ -100,7 +104,9 @@ def main():
     arguments = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     arguments.add_argument("--cli", required=True)
     arguments.add_argument("--record", default=RECORD)
+    arguments.add_argument("--write-peaks", action="store_true", help="write %s" % os.path.relpath(PEAKS, HERE))
     options = arguments.parse_args()
+    peaks = {}
     record = json.load(open(options.record))
     failures, checked, exact_cells = [], 0, 0
     seen_known = set()
@@ -113,6 +119,7 @@ def main():
                 write_checkpoint(folder, shape, dtype)
             predicted = predict(options.cli, folder, method, int(batch), int(context), dtype, record["steps"])["phases"]
             measured = cell["iteragpu"]["rows"]
+            peaks[cell["cell"]] = max(p["peak_reserved_bytes"] for p in predicted)
             if [row_name(p) for p in predicted] != [row_name(m) for m in measured]:
                 failures.append("%s: predicted rows %s, measured %s" % (cell["cell"], [row_name(p) for p in predicted],
                                                                         [row_name(m) for m in measured]))
@@ -138,6 +145,15 @@ def main():
                   % (cell["cell"], len(measured), 6 * len(measured), differences))
     finally:
         subprocess.run(["rm", "-rf", work])
+    document = {"about": "iteragpu predict --model --train ... --compute-capability 9.0: the highest predicted "
+                         "peak_reserved_bytes of each cell of %s (tests/prediction/training_prediction_check.py "
+                         "--write-peaks)" % os.path.basename(options.record), "cells": peaks}
+    if options.write_peaks:
+        with open(PEAKS, "w") as handle:
+            json.dump(document, handle, indent=1)
+            handle.write("\n")
+    elif json.load(open(PEAKS)) != document:
+        failures.append("%s is not the prediction's peaks: regenerate with --write-peaks" % os.path.relpath(PEAKS))
     for key in sorted(set(KNOWN) - seen_known):
         failures.append("%s %s %s: a known difference of a row the record does not have" % key)
     for failure in failures:

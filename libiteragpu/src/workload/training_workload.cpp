@@ -276,7 +276,12 @@ class TrainingWorkload final : public CheckpointWorkload {
                                                     ? std::optional<std::vector<double>>(gpu)
                                                     : std::nullopt);
   }
-  std::string no_prediction_reason() const override { return "a training step is not predicted yet"; }
+  // A measurement is predicted unless the checkpoint is one the predictor refuses or the build
+  // is ROCm's (phase_measurer.cpp).
+  std::string no_prediction_reason() const override {
+    const std::string refusal = prediction_refusal();
+    return refusal.empty() ? "the allocator rules describe CUDA builds only" : refusal;
+  }
 
   std::shared_ptr<const WorkloadRun> run_record(Backend& backend, const std::vector<PhaseRow>& rows,
                                                 const TimingSummary& warm_steps) const override {
