@@ -19,9 +19,9 @@
 
 #include "workload/training_allocations.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "mechanics/checked_count.hpp"
@@ -115,7 +115,7 @@ struct Layer {
   Projection q, k, v, o, gate, up, down;
   std::optional<Parameter> q_norm, k_norm;
   Parameter input_norm, post_attention_norm;
-  Gradient cached_keys, cached_values;
+  std::optional<Tensor> cached_keys, cached_values;  // DynamicLayer's, until the output is dropped
 };
 
 class TrainingSteps final : public StepAllocations {
@@ -149,6 +149,8 @@ class TrainingSteps final : public StepAllocations {
     }
     return true;
   }
+  // No row of a training run keeps an output for the protocol to release (PlannedPhase): the
+  // backward row drops the forward's output itself.
   void release_output(AllocationRecorder& allocator) override { r_ = &allocator; }
 
  private:
@@ -211,14 +213,8 @@ class TrainingSteps final : public StepAllocations {
   // device in the run's dtype, in module order; then each cast to float32 (the new tensor made
   // before the old one goes) when the dtype is a 16-bit one.
   void add_adapters() {
-    std::vector<std::string> targets;
-    std::stringstream stream(s_.lora_targets);
-    for (std::string target; std::getline(stream, target, ',');)
-      if (!target.empty()) targets.push_back(target);
     const auto targeted = [&](const char* name) {
-      for (const std::string& target : targets)
-        if (target == name) return true;
-      return false;
+      return std::find(s_.lora_targets.begin(), s_.lora_targets.end(), name) != s_.lora_targets.end();
     };
     std::vector<Projection*> adapted;
     for (Layer& layer : layers_) {
@@ -433,9 +429,10 @@ class TrainingSteps final : public StepAllocations {
   // adapter: result + lora_B(lora_A(x.to(float32))) * scaling, cast back to the result's dtype.
   Tensor linear(const Tensor& input, Projection& projection) {
     Parameter* bias = projection.bias ? &*projection.bias : nullptr;
-    Tensor result = plain_linear(input, projection.weight, bias, rows_of(input) * projection.out * e_);
+    // Every activation a projection sees has batch × positions rows.
+    const Count rows = rows_, rank = u(s_.lora_rank);
+    Tensor result = plain_linear(input, projection.weight, bias, rows * projection.out * e_);
     if (!projection.lora_a) return result;
-    const Count rows = rows_of(input), rank = u(s_.lora_rank);
     const Tensor x = to(input, rows * projection.in * kFloat32);
     Tensor down = plain_linear(x, *projection.lora_a, nullptr, rows * rank * kFloat32);
     Tensor up = plain_linear(down, *projection.lora_b, nullptr, rows * projection.out * kFloat32);
@@ -450,9 +447,6 @@ class TrainingSteps final : public StepAllocations {
     result = narrowed;
     return result;
   }
-  // The rows of an activation [batch, positions, width] of this run's dtype or float32 are
-  // those of the token ids (every activation here is batch × positions rows).
-  Count rows_of(const Tensor&) const { return rows_; }
 
   // LlamaRMSNorm over `width` for `rows` rows (DecoderModel::rms_norm).
   Tensor rms_norm(const Tensor& input, Parameter& weight, Count rows, Count width, bool per_head = false) {
@@ -714,7 +708,7 @@ class TrainingSteps final : public StepAllocations {
   std::vector<Layer> layers_;
   std::vector<Parameter*> trained_;  // what AdamW updates, in model.parameters() order
   std::vector<std::weak_ptr<Node>> tape_;  // the forward's nodes, in creation order
-  Gradient input_ids_, loss_, logits_;
+  std::optional<Tensor> input_ids_, loss_, logits_;
 };
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace iteragpu {
 
 // What a training run is: the checkpoint, the token ids' shape, the run's dtype and the
 // method (full: every parameter trained; lora: PEFT adapters of `lora_rank` on the projections
-// named in `lora_targets`, comma-separated).
+// `lora_targets` names: q_proj, ..., down_proj).
 struct TrainingShape {
   DecoderArchitecture architecture;
   std::vector<DecoderTensor> tensors;
@@ -24,7 +24,7 @@ struct TrainingShape {
   std::uint64_t dtype_bytes = 0;
   bool lora = false;
   std::int64_t lora_rank = 0;
-  std::string lora_targets;
+  std::vector<std::string> lora_targets;
 };
 
 // The steps load_model, add_adapters, create_inputs, forward, backward and optimizer.

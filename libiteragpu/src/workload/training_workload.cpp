@@ -192,7 +192,7 @@ class TrainingWorkload final : public CheckpointWorkload {
     shape.dtype_bytes = dtype_bytes();
     shape.lora = method_ == "lora";
     shape.lora_rank = lora_rank_;
-    shape.lora_targets = lora_targets_;
+    shape.lora_targets = split_targets(lora_targets_);
     return training_step_allocations(shape);
   }
   std::vector<std::string> forward_rules() const override { return training_allocation_rules(); }
