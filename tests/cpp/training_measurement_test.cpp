@@ -158,6 +158,10 @@ TEST_F(TrainingMeasurement, GradientCheckpointingReachesThePayloadAndTheFile) {
   EXPECT_EQ(schema_violation(published, "measurement.schema.json"), "");
   EXPECT_NE(published.find("\"gradient_checkpointing\":true"), std::string::npos) << published;
   EXPECT_NE(m.to_text().find("on q_proj,v_proj, gradient checkpointing"), std::string::npos) << m.to_text();
+  // Not predicted: the measurement says why.
+  EXPECT_FALSE(m.prediction.has_value());
+  EXPECT_NE(m.to_text().find("Prediction: none (gradient checkpointing is not predicted yet"), std::string::npos)
+      << m.to_text();
   const Measurement back = Measurement::read(dir_.file("training.json"));
   EXPECT_EQ(back.configuration.workload_options.whole_number("gradient-checkpointing"), 1);
   EXPECT_EQ(back.to_json(), published);

@@ -173,3 +173,8 @@ def test_a_fine_tuning_run_is_predicted_and_judged_as_the_cli_does(tmp_path, cli
     completed = cli("packages", "--model", str(model), "--train", "full", "--batch", "2", "--context", "8")
     assert completed.returncode == 0, completed.stderr
     assert "batch 2, context 8, full fine-tuning, 3 steps, " in completed.stdout
+    # Gradient checkpointing is refused in one line, not predicted as if it were off.
+    refused = cli("predict", "--compute-capability", "9.0", "--model", str(model), "--train", "lora",
+                  "--gradient-checkpointing", "--batch", "2", "--context", "8")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.count("\n") == 1 and "gradient checkpointing is not predicted yet" in refused.stderr

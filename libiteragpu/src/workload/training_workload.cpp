@@ -120,7 +120,7 @@ class TrainingWorkload final : public CheckpointWorkload {
   }
 
   // A checkpoint read from its folder is predicted (training_allocations.cpp), unless SDPA
-  // would run outside its grouped-query path, as for generation.
+  // would run outside its grouped-query path, as for generation, or with gradient checkpointing.
   bool predictable() const override { return prediction_refusal().empty(); }
   std::string prediction_refusal() const override {
     if (tensors_.empty())
@@ -130,6 +130,9 @@ class TrainingWorkload final : public CheckpointWorkload {
       return "head_dim " + std::to_string(a.head_dim) + " is above " + std::to_string(kGroupedAttentionMaxHeadDim) +
              ": SDPA's grouped-query path is not taken and the allocations of repeat_kv and of the attention "
              "backend used then are not modelled; measure it with iteragpu measure --model DIR --train " + method_;
+    if (gradient_checkpointing_)
+      return "gradient checkpointing is not predicted yet (the backward's recomputation of each layer is not "
+             "modelled); measure it with iteragpu measure --model DIR --train " + method_ + " --gradient-checkpointing";
     return {};
   }
   // Against the recorded H100 cells, downward fits more of them (CachingAllocatorModel).
