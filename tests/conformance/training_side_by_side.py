@@ -6,7 +6,7 @@ training_conformance.py's summaries, whose `python` side is the same loop and wh
 side is the tool's training module) and prints one row per recorded cell: the checkpoint-like
 shape and configuration, DeepSpeed's ZeRO-2 model-states estimate for one GPU, what `accelerate
 estimate-memory` prints as "Training using Adam", weights + gradients + AdamW states, iteragpu's
-prediction (not yet), the measured peak reserved and the card's memory in use, each estimate
+prediction (`iteragpu predict --model --train`; not yet with gradient checkpointing), the measured peak reserved and the card's memory in use, each estimate
 with its ratio to the measured peak reserved. A cell recorded in several files is shown once,
 from the first file in this order: the reference loop before the conformance summaries, an H100
 before an H200, then the order given. Parameter counts come from the records and are checked
@@ -177,11 +177,16 @@ def weights_gradients_adamw_bytes(parameters, trainable, dtype, mode):
     return (parameters - trainable) * DTYPE_BYTES[dtype] + trainable * trainable_bytes * 4
 
 
+PREDICTED_PEAKS = os.path.join(SOURCE_ROOT, "tests", "data", "training-predicted-peaks.json")
+
+
 def iteragpu_prediction_bytes(cell):
-    """iteragpu's predicted peak reserved for the cell's training step, or None while the tool
-    predicts no training step. The hook a later change fills (from `iteragpu predict` for
-    --train): the column then shows GiB and a ratio like the other estimates."""
-    return None
+    """iteragpu's predicted peak reserved for the cell (`iteragpu predict --model --train`, the
+    highest over its rows), as tests/prediction/training_prediction_check.py keeps it in
+    tests/data/training-predicted-peaks.json; None for a cell it does not predict (gradient
+    checkpointing)."""
+    with open(PREDICTED_PEAKS) as handle:
+        return json.load(handle)["cells"].get(cell.get("spec"))
 
 
 # --- Reading the records ----------------------------------------------------------------------

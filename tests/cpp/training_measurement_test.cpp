@@ -3,13 +3,15 @@
 // training workload in the protocol's order (weights_load, adapters for LoRA, inputs, then a
 // forward, backward and optimizer row per step), the payload the plugin module reads, the run
 // record (losses, parameters, trained tokens per second from the warm steps), the measurement
-// file (schema, round trip, read back without the checkpoint folder), and the refusals of the
-// options that make no run (a prediction, an unknown target, a LoRA option without --train lora, a decode
-// option with --train).
+// file (schema, round trip, read back without the checkpoint folder), the prediction made before
+// the run (one row per row; its counters as training_allocations.cpp models the steps), and the
+// refusals of the options that make no run (an unknown target, a LoRA option without --train lora,
+// a decode option with --train).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <functional>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,12 +81,61 @@ TEST_F(TrainingMeasurement, RowsAreTheLoopsStepsAndThePayloadItsOptions) {
                                              "backward 3", "optimizer 3"}));
   EXPECT_EQ(backend_->spec().kind, "training");
   EXPECT_EQ(m.timing.warm_repeats, 2);  // steps 2 and 3
-  EXPECT_FALSE(m.prediction.has_value());
+  ASSERT_TRUE(m.prediction.has_value());
+  ASSERT_EQ(m.prediction->phases.size(), m.phases.size());
+  for (std::size_t i = 0; i < m.phases.size(); ++i) {
+    EXPECT_EQ(m.prediction->phases[i].phase, m.phases[i].phase);
+    EXPECT_EQ(m.prediction->phases[i].step, m.phases[i].step);
+  }
   const std::string text = m.to_text();
   EXPECT_NE(text.find("LoRA r16 alpha 32 on q_proj,v_proj"), std::string::npos) << text;
   EXPECT_NE(text.find("optimizer 3"), std::string::npos) << text;
   EXPECT_NE(text.find("loss per step: 12.000000 11.000000 10.000000"), std::string::npos) << text;
-  EXPECT_NE(text.find("a training step is not predicted yet"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not predicted yet"), std::string::npos) << text;
+}
+
+// The predicted rows follow one another (each row starts where the previous one ended), and
+// each step's rows do what the loop does: the forward keeps its activations, the backward frees
+// them and leaves the gradients (the same bytes every step), the first optimizer row adds AdamW's state, the later ones
+// only free the gradients.
+TEST_F(TrainingMeasurement, PredictedStepsKeepAndFreeWhatTheLoopDoes) {
+  for (const char* method : {"lora", "full"}) {
+    MeasureRequest r = request();
+    r.workload_options = {{"train", method}};
+    r.output = dir_.file(std::string(method) + ".json");
+    const Measurement m = measure(r);
+    ASSERT_TRUE(m.prediction.has_value()) << method;
+    const std::vector<PhasePrediction>& rows = m.prediction->phases;
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i].baseline.allocated_bytes, rows[i - 1].end.allocated_bytes) << method << " row " << i;
+      EXPECT_EQ(rows[i].baseline.reserved_bytes, rows[i - 1].end.reserved_bytes) << method << " row " << i;
+    }
+    auto row = [&](const std::string& phase, int step) -> const PhasePrediction& {
+      for (const PhasePrediction& p : rows)
+        if (p.phase == phase && p.step == step) return p;
+      throw std::logic_error("no row " + phase);
+    };
+    for (int step = 1; step <= 3; ++step) {
+      const PhasePrediction &forward = row("forward", step), &backward = row("backward", step),
+                            &optimizer = row("optimizer", step);
+      EXPECT_GT(forward.end.allocated_bytes, forward.baseline.allocated_bytes) << method << " step " << step;
+      // What a backward leaves is the gradients, the same every step (the first backward also
+      // allocates the engine thread's cuBLAS workspace, which stays).
+      if (step > 1) {
+        const PhasePrediction &forward_2 = row("forward", 2), &backward_2 = row("backward", 2);
+        EXPECT_EQ(backward.end.allocated_bytes - forward.baseline.allocated_bytes,
+                  backward_2.end.allocated_bytes - forward_2.baseline.allocated_bytes)
+            << method << " step " << step;
+      }
+      EXPECT_GT(backward.end.allocated_bytes, forward.baseline.allocated_bytes) << method << " step " << step;
+      EXPECT_GE(backward.end.peak_allocated_bytes, backward.baseline.allocated_bytes) << method << " step " << step;
+      if (step == 1) {
+        EXPECT_GT(optimizer.end.allocated_bytes, optimizer.baseline.allocated_bytes) << method;
+      } else {
+        EXPECT_EQ(optimizer.end.allocated_bytes, forward.baseline.allocated_bytes) << method << " step " << step;
+      }
+    }
+  }
 }
 
 TEST_F(TrainingMeasurement, FullFineTuningHasNoAdaptersRow) {
@@ -107,6 +158,10 @@ TEST_F(TrainingMeasurement, GradientCheckpointingReachesThePayloadAndTheFile) {
   EXPECT_EQ(schema_violation(published, "measurement.schema.json"), "");
   EXPECT_NE(published.find("\"gradient_checkpointing\":true"), std::string::npos) << published;
   EXPECT_NE(m.to_text().find("on q_proj,v_proj, gradient checkpointing"), std::string::npos) << m.to_text();
+  // Not predicted: the measurement says why.
+  EXPECT_FALSE(m.prediction.has_value());
+  EXPECT_NE(m.to_text().find("Prediction: none (gradient checkpointing is not predicted yet"), std::string::npos)
+      << m.to_text();
   const Measurement back = Measurement::read(dir_.file("training.json"));
   EXPECT_EQ(back.configuration.workload_options.whole_number("gradient-checkpointing"), 1);
   EXPECT_EQ(back.to_json(), published);

@@ -408,7 +408,9 @@ def test_a_training_step_measured_through_the_test_double(tmp_path, fake_backend
     rows = [(row.phase, row.step) for row in measurement.phases]
     assert rows == [("weights_load", None), ("adapters", None), ("inputs", None), ("forward", 1), ("backward", 1),
                     ("optimizer", 1), ("forward", 2), ("backward", 2), ("optimizer", 2)]
-    assert measurement.prediction is None  # a training step is not predicted yet
+    # Predicted before the backend ran: one predicted row per measured row.
+    assert ([(r.phase, r.step) for r in measurement.prediction.phases]
+            == [(r.phase, r.step) for r in measurement.phases])
     document = json.loads(output.read_text())
     assert measurement.to_dict() == document
     assert document["training_model"]["method"] == "lora" and document["training_model"]["lora_rank"] == 4

@@ -143,3 +143,38 @@ def test_packages_judges_a_checkpoint_as_the_cli_does(tmp_path, cli, schema_vali
     with pytest.raises(iteragpu.UsageError) as raised:
         iteragpu.packages(model=model, measurement=tmp_path / "m.json")
     assert raised.value.field == "measurement"
+
+
+def test_a_fine_tuning_run_is_predicted_and_judged_as_the_cli_does(tmp_path, cli, schema_validator):
+    """predict(model=..., train=...) and packages(..., train=...): every row of the run, from the
+    headers; the Python keywords give what the command line gives."""
+    from test_measure import write_tiny_llama
+
+    model = tmp_path / "tiny-llama"
+    write_tiny_llama(model)
+    prediction = iteragpu.predict(compute_capability="9.0", model=model, train="lora", steps=2, lora_rank=4,
+                                  batch=2, context=8)
+    completed = cli("predict", "--compute-capability", "9.0", "--model", str(model), "--train", "lora", "--steps", "2",
+                    "--lora-rank", "4", "--batch", "2", "--context", "8", "--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    assert prediction.to_dict() == json.loads(completed.stdout)
+    schema_validator(prediction.to_dict(), "prediction")
+    assert [(row.phase, row.step) for row in prediction.phases] == [
+        ("weights_load", None), ("adapters", None), ("inputs", None), ("forward", 1), ("backward", 1),
+        ("optimizer", 1), ("forward", 2), ("backward", 2), ("optimizer", 2)]
+    # The segment order is said on every row from the first forward on; the rows before are exact.
+    assert not prediction.phases[2].uncertain_counters
+    assert "peak_reserved_bytes" in prediction.phases[3].uncertain_counters
+    report = iteragpu.packages(model=model, train="full", batch=2, context=8)
+    h200 = next(fit for fit in report.packages if fit.gpu == "h200")
+    full = iteragpu.predict(compute_capability="9.0", model=model, train="full", batch=2, context=8)
+    assert h200.predicted_peak_reserved_bytes == max(row.end.peak_reserved_bytes for row in full.phases)
+    assert report.heading.endswith("full fine-tuning, token ids [2, 8], 3 steps")
+    completed = cli("packages", "--model", str(model), "--train", "full", "--batch", "2", "--context", "8")
+    assert completed.returncode == 0, completed.stderr
+    assert "batch 2, context 8, full fine-tuning, 3 steps, " in completed.stdout
+    # Gradient checkpointing is refused in one line, not predicted as if it were off.
+    refused = cli("predict", "--compute-capability", "9.0", "--model", str(model), "--train", "lora",
+                  "--gradient-checkpointing", "--batch", "2", "--context", "8")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.count("\n") == 1 and "gradient checkpointing is not predicted yet" in refused.stderr

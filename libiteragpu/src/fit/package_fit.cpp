@@ -114,6 +114,8 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
   differs("hidden size", std::to_string(record.architecture.hidden_size), std::to_string(a.hidden_size));
   differs("batch", std::to_string(measured.batch), std::to_string(configuration.batch));
   differs("context", std::to_string(measured.context), std::to_string(configuration.context));
+  if (!configuration.workload_options.has("new-tokens"))
+    refuse("gives a decode rate, which a fine-tuning run (--train) has none of");
   differs("new tokens", std::to_string(measured.workload_options.whole_number("new-tokens")),
           std::to_string(configuration.workload_options.whole_number("new-tokens")));
   differs("dtype", measured.dtype, configuration.dtype);
@@ -398,9 +400,13 @@ std::string PackageFitReport::to_text() const {
       text += "Cost per million generated tokens, only on the GPU model the decode rate of " + request.measurement_file +
               " was measured on: " + std::string(GeneratedTokensCost::method()) + "\n";
   }
+  // What each row ran: generation's new tokens, or a fine-tuning run's method and steps.
+  const std::string run = c.workload_options.has("new-tokens")
+                              ? std::to_string(c.workload_options.whole_number("new-tokens")) + " new tokens"
+                              : c.workload_options.text("train") + " fine-tuning, " +
+                                    std::to_string(c.workload_options.whole_number("steps")) + " steps";
   text += "\nOne GPU per model instance: splitting a model over several GPUs is not modelled. batch " +
-          std::to_string(c.batch) + ", context " + std::to_string(c.context) + ", " +
-          std::to_string(c.workload_options.whole_number("new-tokens")) + " new tokens, " + c.dtype + ".\n";
+          std::to_string(c.batch) + ", context " + std::to_string(c.context) + ", " + run + ", " + c.dtype + ".\n";
   for (const std::string& caveat : caveats) text += "Caveat: " + caveat + "\n";
   return text;
 }

@@ -59,6 +59,12 @@ CachingAllocatorModel::BlockId CachingAllocatorModel::allocate(std::uint64_t req
 }
 
 std::uint64_t CachingAllocatorModel::new_segment_address(std::uint64_t segment_bytes) {
+  if (recorded_segment_addresses_.empty() && downward_) {
+    // Below kTop and above 0: every segment's bytes, released ones too, stay below 2^62.
+    constexpr std::uint64_t kTop = std::uint64_t{1} << 63;
+    next_segment_address_ = CheckedCount::checked(next_segment_address_ + segment_bytes);
+    return kTop - next_segment_address_;
+  }
   if (recorded_segment_addresses_.empty()) {
     const std::uint64_t address = next_segment_address_;
     next_segment_address_ += segment_bytes;

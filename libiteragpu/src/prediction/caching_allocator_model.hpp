@@ -32,6 +32,12 @@ class CachingAllocatorModel {
   // every recorded checkpoint cell but one is exact (docs/commands/predict.md); downward, that one
   // is and two others are not.
   CachingAllocatorModel() = default;
+  // Laid out downward instead: each new segment below the previous ones. The fine-tuning
+  // prediction's (Workload::segments_laid_downward): against the H100's fine-tuning cells,
+  // downward makes 6 of the 9 recorded cells exact in every counter, upward 4
+  // (docs/commands/predict.md, "Fine-tuning").
+  struct Downward {};
+  explicit CachingAllocatorModel(Downward) : downward_(true) {}
   // Replaying a recorded run: the i-th new segment at the i-th address cudaMalloc returned.
   explicit CachingAllocatorModel(std::vector<std::uint64_t> recorded_segment_addresses)
       : recorded_segment_addresses_(std::move(recorded_segment_addresses)) {}
@@ -84,7 +90,8 @@ class CachingAllocatorModel {
 
   std::map<std::uint64_t, Block> blocks_;  // by address: neighbours are adjacent entries
   std::set<FreeKey> small_free_, large_free_;
-  std::uint64_t next_segment_address_ = 0;
+  std::uint64_t next_segment_address_ = 0;  // upward: the next one; downward: the bytes laid so far
+  bool downward_ = false;
   std::vector<std::uint64_t> recorded_segment_addresses_;
   std::uint64_t segments_ = 0;
   std::uint64_t capacity_ = 0;

@@ -131,8 +131,11 @@ void mark_uncertain_counters(std::vector<PhasePrediction>& rows, const std::vect
 // The caching-allocator model with the GEMM workspaces of the process's first GEMMs.
 class ModelledAllocator final : public AllocationRecorder {
  public:
-  ModelledAllocator(const PredictionTarget& target, bool cublaslt_used)
-      : target_(target), cublaslt_used_(cublaslt_used) {
+  ModelledAllocator(const PredictionTarget& target, bool cublaslt_used, bool segments_downward)
+      : target_(target),
+        cublaslt_used_(cublaslt_used),
+        allocator_(segments_downward ? CachingAllocatorModel(CachingAllocatorModel::Downward{})
+                                     : CachingAllocatorModel()) {
     allocator_.set_capacity(target.allocator_capacity_bytes);
   }
 
@@ -149,6 +152,11 @@ class ModelledAllocator final : public AllocationRecorder {
       allocator_.allocate(target_.cublaslt_workspace_bytes);
     }
   }
+  void backward_gemm_workspace() override {
+    if (backward_workspace_allocated_) return;
+    backward_workspace_allocated_ = true;
+    allocator_.allocate(target_.cublas_workspace_bytes);
+  }
   CachingAllocatorModel& allocator() { return allocator_; }
 
  private:
@@ -157,13 +165,14 @@ class ModelledAllocator final : public AllocationRecorder {
   CachingAllocatorModel allocator_;
   bool cublas_workspace_allocated_ = false;
   bool cublaslt_workspace_allocated_ = false;
+  bool backward_workspace_allocated_ = false;
 };
 
 // Backend over the caching-allocator model: the workload's steps, as allocations.
 class AllocatorModelBackend final : public Backend {
  public:
   AllocatorModelBackend(const Workload& workload, const PredictionTarget& target, bool cublaslt_used)
-      : allocator_(target, cublaslt_used), steps_(workload.step_allocations()) {}
+      : allocator_(target, cublaslt_used, workload.segments_laid_downward()), steps_(workload.step_allocations()) {}
 
   BackendStatus describe(int, StackReport&) override { return unsupported(); }
   BackendStatus open(const WorkloadSpec&) override { return BackendStatus::Ok(); }

@@ -22,6 +22,7 @@
 #include "workload/configuration_bounds.hpp"
 #include "workload/decoder_allocations.hpp"
 #include "workload/decoder_workload.hpp"
+#include "workload/training_allocations.hpp"
 #include "workload/training_payload.hpp"
 #include "workload/workload.hpp"
 #include "workload/workload_steps.hpp"
@@ -40,6 +41,8 @@ constexpr const char* kGradientCheckpointing = "gradient-checkpointing";
 constexpr const char* kEveryProjection = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj";
 constexpr int kMaxSteps = 1000;
 constexpr int kMaxLoraRank = 65536;
+// SDPA's grouped-query path takes keys and values of at most this head size (decoder_model.cpp).
+constexpr std::int64_t kGroupedAttentionMaxHeadDim = 256;
 
 std::vector<std::string> split_targets(const std::string& text) {
   std::vector<std::string> targets;
@@ -104,10 +107,42 @@ class TrainingWorkload final : public CheckpointWorkload {
     return plan;
   }
 
-  bool predictable() const override { return false; }
+  // A checkpoint read from its folder is predicted (training_allocations.cpp), unless SDPA
+  // would run outside its grouped-query path, as for generation, or with gradient checkpointing.
+  bool predictable() const override { return prediction_refusal().empty(); }
   std::string prediction_refusal() const override {
-    return "the allocator counters of a training step are not predicted yet; measure it with iteragpu measure "
-           "--model DIR --train " + method_;
+    if (tensors_.empty())
+      return "a checkpoint recorded in a measurement file cannot be predicted; predict its folder";
+    const DecoderArchitecture& a = checkpoint_.architecture;
+    if (a.attention_heads != a.kv_heads && a.head_dim > kGroupedAttentionMaxHeadDim)
+      return "head_dim " + std::to_string(a.head_dim) + " is above " + std::to_string(kGroupedAttentionMaxHeadDim) +
+             ": SDPA's grouped-query path is not taken and the allocations of repeat_kv and of the attention "
+             "backend used then are not modelled; measure it with iteragpu measure --model DIR --train " + method_;
+    if (gradient_checkpointing_)
+      return "gradient checkpointing is not predicted yet (the backward's recomputation of each layer is not "
+             "modelled); measure it with iteragpu measure --model DIR --train " + method_ + " --gradient-checkpointing";
+    return {};
+  }
+  // Against the recorded H100 cells, downward fits more of them (CachingAllocatorModel).
+  bool segments_laid_downward() const override { return true; }
+  std::vector<PredictionCaveat> prediction_caveats(int major, int minor) const override {
+    std::vector<PredictionCaveat> caveats;
+    if (major != 9 || minor != 0 || dtype_ == "float32")
+      caveats.push_back({"the training rows are checked on compute capability 9.0 in 16-bit types (cuDNN attention "
+                         "on the H100); elsewhere PyTorch may pick another SDPA backend, whose forward and backward "
+                         "allocate otherwise: every counter from the first forward on may differ",
+                         PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false});
+    caveats.push_back({"which cached block a request reuses, and so the reserved bytes and the bytes of a block handed "
+                       "out unsplit, depends on where CUDA put each segment, which the model lays out in one order "
+                       "(each below the previous): against the recorded H100 cells, 3 of 9 differ by up to 8 MiB "
+                       "reserved or 1.2 MiB allocated, either way, from the first forward on",
+                       PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false});
+    if (checkpoint_.architecture.qk_norm)
+      caveats.push_back({"the q/k norms' weight gradients are summed through a staging buffer whose size PyTorch picks "
+                         "for the GPU (setReduceConfig); it is modelled as recorded on the H100 at 1 x 128 (8 bytes per "
+                         "summed element), which a backward's peaks and the reserved bytes after it depend on",
+                         PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false});
+    return caveats;
   }
   std::string shape_text() const override {
     return "batch " + std::to_string(batch_) + ", context " + std::to_string(context_) + ", " + method_ +
@@ -137,9 +172,21 @@ class TrainingWorkload final : public CheckpointWorkload {
     return spec;
   }
 
-  // The predictor is never asked (predictable() is false): no forward of its own to model.
+  // Its steps are not the common ones: step_allocations gives them all.
   std::unique_ptr<ForwardAllocations> forward_allocations() const override { return nullptr; }
-  std::vector<std::string> forward_rules() const override { return {}; }
+  std::unique_ptr<StepAllocations> step_allocations() const override {
+    TrainingShape shape;
+    shape.architecture = checkpoint_.architecture;
+    shape.tensors = tensors_;
+    shape.batch = batch_;
+    shape.context = context_;
+    shape.dtype_bytes = dtype_bytes();
+    shape.lora = method_ == "lora";
+    shape.lora_rank = lora_rank_;
+    shape.lora_targets = split_targets(lora_targets_);
+    return training_step_allocations(shape);
+  }
+  std::vector<std::string> forward_rules() const override { return training_allocation_rules(); }
 
   std::string heading() const override {
     return architecture_text() + ", " + dtype_ + ", " + method_text() + ", token ids [" +
@@ -220,7 +267,12 @@ class TrainingWorkload final : public CheckpointWorkload {
                                                     ? std::optional<std::vector<double>>(gpu)
                                                     : std::nullopt);
   }
-  std::string no_prediction_reason() const override { return "a training step is not predicted yet"; }
+  // A measurement is predicted unless the checkpoint is one the predictor refuses or the build
+  // is ROCm's (phase_measurer.cpp).
+  std::string no_prediction_reason() const override {
+    const std::string refusal = prediction_refusal();
+    return refusal.empty() ? "the allocator rules describe CUDA builds only" : refusal;
+  }
 
   std::shared_ptr<const WorkloadRun> run_record(Backend& backend, const std::vector<PhaseRow>& rows,
                                                 const TimingSummary& warm_steps) const override {

@@ -39,6 +39,10 @@ class AllocationRecorder {
   // cuBLAS workspace, the first bias-fused one (at::addmm's cuBLASLt path) the cuBLASLt
   // workspace.
   virtual void gemm_workspaces(bool bias_fused) = 0;
+  // Called inside every GEMM of an autograd backward, after its output is allocated: the
+  // engine runs on its own thread, whose cuBLAS handle has its own workspace (the cuBLAS one:
+  // a backward's GEMMs are mm's), allocated by its first GEMM.
+  virtual void backward_gemm_workspace() = 0;
 };
 
 // The allocations of one run's forwards, and what they keep from one forward to the next
@@ -110,6 +114,10 @@ class Workload {
     (void)major, (void)minor;
     return {};
   }
+  // Whether the predictor's allocator model lays new segments each below the previous ones
+  // rather than one after another upward (CachingAllocatorModel: which of two equal free
+  // blocks a best fit takes depends on where CUDA put their segments).
+  virtual bool segments_laid_downward() const { return false; }
   // The checkpoint it runs, as a measurement records it; none for the synthetic MLP.
   virtual std::optional<CheckpointRecord> checkpoint_record() const { return std::nullopt; }
 
