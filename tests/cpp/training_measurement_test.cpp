@@ -156,7 +156,7 @@ TEST_F(TrainingMeasurement, GradientCheckpointingReachesThePayloadAndTheFile) {
   ASSERT_EQ(decode_training_payload(backend_->spec().payload, payload), "");
   EXPECT_TRUE(payload.gradient_checkpointing);
   EXPECT_EQ(schema_violation(published, "measurement.schema.json"), "");
-  EXPECT_NE(published.find("\"gradient_checkpointing\":true"), std::string::npos) << published;
+  EXPECT_NE(published.find("\"gradient_checkpointing\": true"), std::string::npos) << published;
   EXPECT_NE(m.to_text().find("on q_proj,v_proj, gradient checkpointing"), std::string::npos) << m.to_text();
   // Not predicted: the measurement says why.
   EXPECT_FALSE(m.prediction.has_value());
@@ -170,7 +170,7 @@ TEST_F(TrainingMeasurement, GradientCheckpointingReachesThePayloadAndTheFile) {
   const Measurement plain = measure(request(), &published);
   ASSERT_EQ(decode_training_payload(backend_->spec().payload, payload), "");
   EXPECT_FALSE(payload.gradient_checkpointing);
-  EXPECT_NE(published.find("\"gradient_checkpointing\":false"), std::string::npos);
+  EXPECT_NE(published.find("\"gradient_checkpointing\": false"), std::string::npos);
 }
 
 TEST_F(TrainingMeasurement, FileIsValidAndReadsBackWithoutTheCheckpoint) {

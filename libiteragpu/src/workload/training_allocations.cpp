@@ -472,9 +472,12 @@ class TrainingSteps final : public StepAllocations {
     rotated = Tensor();
     return add(first, second, x.bytes);
   }
+  // transformers' order: x1 (the first half's view), x2, then -x2 (DecoderModel's rotate_half).
   Tensor rotate_half(const Tensor& x) {
-    Tensor negated = neg(half_slice(x));
-    return cat({negated, half_slice(x)});
+    const Tensor x1 = half_slice(x);
+    const Tensor x2 = half_slice(x);
+    Tensor negated = neg(x2);
+    return cat({negated, x1});
   }
 
   // LlamaRotaryEmbedding.forward (DecoderModel::rotary): no gradients; cos and sin live as
