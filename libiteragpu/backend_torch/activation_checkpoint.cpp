@@ -127,9 +127,11 @@ class RecomputedHooks final : public SavedVariableHooks {
 
 class CheckpointingEngine final : public torch::autograd::Engine {
  public:
+  // Never destroyed: once installed it stays the default engine, which LibTorch's own static
+  // destructors may still ask for at exit.
   static torch::autograd::Engine& get() {
-    static CheckpointingEngine engine;
-    return engine;
+    static CheckpointingEngine* const engine = new CheckpointingEngine();
+    return *engine;
   }
   std::unique_ptr<SavedVariableHooks> get_default_saved_variable_hooks() override {
     if (recomputing_frame) return std::make_unique<RecomputedHooks>(recomputing_frame);
