@@ -74,15 +74,10 @@ const char* sdp_backend_name(int64_t choice) {
   }
 }
 
-// x1 = x[..., : d // 2]; x2 = x[..., d // 2 :]; torch.cat((-x2, x1), dim=-1). The views in
-// transformers' order: under autograd the engine runs nodes made later first, so their order
-// decides which gradient buffer the backward frees and reuses first.
 Tensor rotate_half(const Tensor& x) {
   const int64_t half = x.size(-1) / 2;
-  const Tensor x1 = x.slice(-1, 0, half);
-  const Tensor x2 = x.slice(-1, half);
-  Tensor negated = -x2;
-  return at::cat({negated, x1}, -1);
+  Tensor negated = -x.slice(-1, half);
+  return at::cat({negated, x.slice(-1, 0, half)}, -1);
 }
 
 // (x * cos) + (rotate_half(x) * sin)

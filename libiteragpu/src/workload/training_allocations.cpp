@@ -472,12 +472,14 @@ class TrainingSteps final : public StepAllocations {
     rotated = Tensor();
     return add(first, second, x.bytes);
   }
-  // transformers' order: x1 (the first half's view), x2, then -x2 (DecoderModel's rotate_half).
+  // DecoderModel's order: the second half's view first, negated, then the first half's.
+  // transformers takes x1 (the first half) before x2, and the backward's SliceBackward nodes
+  // then free and reuse gradient buffers in the other order: replayed with the recorded
+  // segment addresses, that order gives the Python loop's counters in the two cells where the
+  // module differs from it (not yet run on a GPU).
   Tensor rotate_half(const Tensor& x) {
-    const Tensor x1 = half_slice(x);
-    const Tensor x2 = half_slice(x);
-    Tensor negated = neg(x2);
-    return cat({negated, x1});
+    Tensor negated = neg(half_slice(x));
+    return cat({negated, half_slice(x)});
   }
 
   // LlamaRotaryEmbedding.forward (DecoderModel::rotary): no gradients; cos and sin live as
