@@ -362,8 +362,8 @@ std::unique_ptr<const Workload> training_workload_for(const MeasureConfiguration
 }
 
 void resolve_training_configuration(MeasureConfiguration& configuration) {
-  // The LibTorch module does not run it yet: the first version of its checkpoint (branch
-  // gradient-checkpointing-wip) ended the measurement worker on the H100, generation included.
+  // The LibTorch module does not run it yet: the first version of its checkpoint (commit
+  // 8797f5f, in this history) ended the measurement worker on the H100, generation included.
   if (configuration.workload_options.whole_number(kGradientCheckpointing))
     throw UsageError(kGradientCheckpointing, "is not measured or predicted yet: the LibTorch module does not run "
                                              "PyTorch's checkpoint yet; leave it out");
