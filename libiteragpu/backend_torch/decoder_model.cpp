@@ -4,6 +4,8 @@
 
 #include "decoder_model.hpp"
 
+#include "activation_checkpoint.hpp"
+
 #if ITERAGPU_DECODER_SUPPORTED
 
 #include <fcntl.h>
@@ -72,10 +74,15 @@ const char* sdp_backend_name(int64_t choice) {
   }
 }
 
+// x1 = x[..., : d // 2]; x2 = x[..., d // 2 :]; torch.cat((-x2, x1), dim=-1). The views in
+// transformers' order: under autograd the engine runs nodes made later first, so their order
+// decides which gradient buffer the backward frees and reuses first.
 Tensor rotate_half(const Tensor& x) {
   const int64_t half = x.size(-1) / 2;
-  Tensor negated = -x.slice(-1, half);
-  return at::cat({negated, x.slice(-1, 0, half)}, -1);
+  const Tensor x1 = x.slice(-1, 0, half);
+  const Tensor x2 = x.slice(-1, half);
+  Tensor negated = -x2;
+  return at::cat({negated, x1}, -1);
 }
 
 // (x * cos) + (rotate_half(x) * sin)
@@ -333,15 +340,18 @@ Tensor DecoderModel::attention(const Tensor& hidden, DecoderLayer& layer, const 
   key = key_embedded;
   query_embedded = key_embedded = Tensor();
   // DynamicLayer.update: lazy_initialization makes empty tensors (torch.tensor([])), then
-  // every update is torch.cat onto them.
-  if (!layer.cached_keys.defined()) {
-    layer.cached_keys = at::empty({0}, key.options());
-    layer.cached_values = at::empty({0}, value.options());
+  // every update is torch.cat onto them. Without a cache (gradient checkpointing) the keys and
+  // values are used as they are.
+  if (!gradient_checkpointing_) {
+    if (!layer.cached_keys.defined()) {
+      layer.cached_keys = at::empty({0}, key.options());
+      layer.cached_values = at::empty({0}, value.options());
+    }
+    layer.cached_keys = at::cat({layer.cached_keys, key}, -2);
+    layer.cached_values = at::cat({layer.cached_values, value}, -2);
+    key = layer.cached_keys;
+    value = layer.cached_values;
   }
-  layer.cached_keys = at::cat({layer.cached_keys, key}, -2);
-  layer.cached_values = at::cat({layer.cached_values, value}, -2);
-  key = layer.cached_keys;
-  value = layer.cached_values;
 
   const int64_t groups = a_.attention_heads / a_.kv_heads;
   const bool grouped = groups > 1 && key.size(-1) == value.size(-1) && key.size(-1) <= 256;
@@ -398,13 +408,42 @@ Tensor DecoderModel::hidden_states(const Tensor& input_ids) {
   Tensor position_ids =
       at::arange(inputs_embeds.size(1), at::TensorOptions().dtype(at::kLong).device(device_)) + past_seen;
   position_ids = position_ids.unsqueeze(0);
+  if (gradient_checkpointing_) check_single_sequences(position_ids);
   auto [cos, sin] = rotary(position_ids);
   Tensor hidden = inputs_embeds;
   for (DecoderLayer& layer : layers_) {
-    Tensor next = decoder_layer(hidden, layer, cos, sin, prefill);
+    Tensor next;
+    if (gradient_checkpointing_) {
+      // GradientCheckpointingLayer: checkpoint(partial(layer, position_embeddings=..., position_ids=...),
+      // hidden_states); the partial keeps cos, sin and the position ids until the checkpoint goes.
+      next = checkpoint(
+          [this, &layer, cos = cos, sin = sin, position_ids](const Tensor& input) {
+            (void)position_ids;  // kept, not read: the layer's rotary embedding is cos and sin
+            return decoder_layer(input, layer, cos, sin, /*prefill=*/true);
+          },
+          hidden);
+    } else {
+      next = decoder_layer(hidden, layer, cos, sin, prefill);
+    }
     hidden = next;
   }
   return rms_norm(hidden, norm_);
+}
+
+void DecoderModel::enable_gradient_checkpointing() {
+  install_checkpointing_engine();
+  gradient_checkpointing_ = true;
+}
+
+// create_causal_mask without a cache: masking_utils.find_packed_sequence_indices, whose every
+// op allocates on the device. Each row of the token ids is one sequence, so the mask stays
+// None (SDPA's is_causal).
+void DecoderModel::check_single_sequences(const Tensor& position_ids) const {
+  Tensor first_dummy_value = position_ids.slice(1, 0, 1) - 1;
+  Tensor position_diff = at::diff(position_ids, 1, -1, first_dummy_value);
+  Tensor packed_sequence_mask = position_diff.ne(1).cumsum(-1);
+  if (!packed_sequence_mask.select(1, -1).eq(0).all().item<bool>())
+    throw std::logic_error("the position ids of one row hold several sequences");
 }
 
 // hidden_states[:, slice(-logits_to_keep, None), :]: the last position, or for 0 the whole

@@ -68,8 +68,12 @@ class DecoderModel {
 
   // LlamaModel.forward(input_ids, past_key_values=the cache, use_cache=True): the last
   // hidden states, normed. The cache grows by the input's positions; an empty cache makes
-  // this a prefill.
+  // this a prefill. With gradient checkpointing there is no cache (use_cache=False) and every
+  // forward is a prefill.
   at::Tensor hidden_states(const at::Tensor& input_ids);
+  // model.gradient_checkpointing_enable(): from then on each decoder layer of a forward with
+  // grad on runs under torch.utils.checkpoint (activation_checkpoint.hpp), and use_cache is off.
+  void enable_gradient_checkpointing();
   // LlamaForCausalLM's lm_head over hidden_states[:, slice(-logits_to_keep, None), :]. The
   // caller keeps `hidden` alive for as long as LlamaForCausalLM.forward's `outputs` holds it:
   // until its loss is computed.
@@ -104,6 +108,7 @@ class DecoderModel {
   at::Tensor mlp(const at::Tensor& input, const DecoderLayer& layer) const;
   at::Tensor decoder_layer(const at::Tensor& input, DecoderLayer& layer, const at::Tensor& cos, const at::Tensor& sin,
                            bool prefill);
+  void check_single_sequences(const at::Tensor& position_ids) const;
 
   const DecoderArchitecture& a_;
   const std::vector<DecoderTensor>& tensors_;  // in load order
@@ -112,6 +117,7 @@ class DecoderModel {
   at::Tensor embed_tokens_, norm_, lm_head_, inv_freq_, original_inv_freq_;
   std::vector<DecoderLayer> layers_;
   std::string prefill_backend_, decode_backend_;
+  bool gradient_checkpointing_ = false;
 };
 
 }  // namespace iteragpu::torch_backend

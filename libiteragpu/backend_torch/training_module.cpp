@@ -3,11 +3,14 @@
 // torch.optim.AdamW (tests/conformance/training_reference.py is that loop):
 //   model = AutoModelForCausalLM.from_pretrained(DIR, dtype, device_map, attn_implementation="sdpa")
 //   model = peft.get_peft_model(model, LoraConfig(r, lora_alpha, target_modules, lora_dropout=0.0))
-//   model.train(); opt = torch.optim.AdamW(trainable parameters)        # PyTorch's defaults
+//   model.train(); [model.gradient_checkpointing_enable()]
+//   opt = torch.optim.AdamW(trainable parameters)                       # PyTorch's defaults
 //   per step: out = model(input_ids=ids, labels=ids); out.loss.backward(); del out
 //             opt.step(); opt.zero_grad(set_to_none=True)
 // The forward is the decoder's with autograd recording (transformers keeps use_cache=True in
-// training, so each forward fills a DynamicCache the output holds until it is dropped), all
+// training, so each forward fills a DynamicCache the output holds until it is dropped; with
+// gradient checkpointing each layer runs under PyTorch's non-reentrant checkpoint and there is
+// no cache: decoder_model.hpp and activation_checkpoint.hpp), all
 // positions' logits and transformers' ForCausalLMLoss; the backward is LibTorch's autograd
 // engine, the one Python's loss.backward() runs; AdamW is torch.optim's _multi_tensor_adam
 // (foreach, the default on CUDA) op by op. Every tensor lives as long as its Python name.
@@ -80,6 +83,7 @@ class TrainingModule final : public TorchWorkload {
     if (step == kLoadModelStep) {
       model_.load_weights();
       if (payload_.method == "full") trainable_ = model_.base_parameters();
+      if (payload_.gradient_checkpointing) model_.enable_gradient_checkpointing();
     } else if (step == kAddAdaptersStep) {
       add_adapters();
     } else if (step == kCreateInputsStep) {

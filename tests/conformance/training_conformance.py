@@ -27,7 +27,10 @@ import training_reference  # noqa: E402
 
 COUNTERS = training_reference.COUNTERS
 DEFAULT_CELLS = ["llama-2-layers:bfloat16:full:1:128", "llama-2-layers:bfloat16:lora:1:128",
-                 "llama-1b:bfloat16:full:1:512", "qwen2-1.5b:bfloat16:lora:2:1024", "qwen3-0.6b:bfloat16:full:2:1024"]
+                 "llama-2-layers:bfloat16:full:1:128:gc", "llama-2-layers:bfloat16:lora:1:128:gc",
+                 "llama-1b:bfloat16:full:1:512", "llama-1b:bfloat16:full:1:512:gc",
+                 "qwen2-1.5b:bfloat16:lora:2:1024", "qwen3-0.6b:bfloat16:full:2:1024",
+                 "llama-8b:bfloat16:lora:4:2048:gc"]
 
 
 def compare(reference, measured):

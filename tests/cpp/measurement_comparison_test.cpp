@@ -333,19 +333,20 @@ TEST_F(CheckpointComparison, AnMlpBesideACheckpointIsRefused) {
 }
 
 // The tiny checkpoint's fine-tuning steps under the fake backend.
-Measurement measured_training(const std::string& folder, const std::string& method, const std::string& batch) {
+Measurement measured_training(const std::string& folder, const std::string& method, bool gradient_checkpointing) {
   MeasureRequest request;
-  request.batch = batch;
+  request.batch = "2";
   request.context = "8";
   request.model = folder;
   request.workload_options["train"] = method;
+  if (gradient_checkpointing) request.workload_options["gradient-checkpointing"] = "1";
   return PhaseMeasurer(std::make_shared<FakeBackend>()).run(MeasureConfiguration::parse(request));
 }
 
 // Fine-tuning measurements: their own phases (the largest forward, backward and optimizer
 // peaks over the steps), no warm-up or repeats rows, the warm steps and the trained tokens/s.
 TEST_F(CheckpointComparison, FineTuningRowsComeFromItsSteps) {
-  const Measurement a = measured_training(folder_, "lora", "2"), b = measured_training(folder_, "lora", "4");
+  const Measurement a = measured_training(folder_, "lora", false), b = measured_training(folder_, "lora", true);
   ASSERT_TRUE(a.training_run() && b.training_run());
   const MeasurementComparison c = MeasurementComparison::of({"a.json", "b.json"}, {a, b});
   EXPECT_TRUE(c.checkpoints && c.training);
@@ -356,10 +357,10 @@ TEST_F(CheckpointComparison, FineTuningRowsComeFromItsSteps) {
   EXPECT_EQ(row(c, "peaks", "device_used_bytes").values[0].integer, *a.training_run()->device_used_bytes);
   EXPECT_EQ(row(c, "times", "trained_tokens_per_second").values[1].number, *b.training_run()->trained_tokens_per_second);
   EXPECT_EQ(row(c, "times", "warm_repeats").values[0].integer, 2u);  // steps 2 and 3
-  EXPECT_EQ(row(c, "configuration", "gradient_checkpointing").values[1].text, "off");
+  EXPECT_EQ(row(c, "configuration", "gradient_checkpointing").values[1].text, "on");
   EXPECT_EQ(c.section("configuration")->row("warmup"), nullptr);
   ASSERT_EQ(c.findings.size(), 1u);
-  EXPECT_CONTAINS(c.findings[0], "configuration differs in batch (2 → 4)");
+  EXPECT_CONTAINS(c.findings[0], "configuration differs in gradient_checkpointing (off → on)");
   EXPECT_CONTAINS(c.findings[0], "trained tokens/s ×");
   const std::string text = c.to_text();
   EXPECT_CONTAINS(text, "backward peak reserved (largest of the steps)");
@@ -370,7 +371,7 @@ TEST_F(CheckpointComparison, FineTuningRowsComeFromItsSteps) {
 
 // Generation beside fine-tuning of the same checkpoint: one line naming which is which.
 TEST_F(CheckpointComparison, GenerationBesideFineTuningIsRefused) {
-  const Measurement generation = measured_checkpoint(folder_, "1", "3"), training = measured_training(folder_, "full", "1");
+  const Measurement generation = measured_checkpoint(folder_, "1", "3"), training = measured_training(folder_, "full", false);
   const std::string message = message_of<UsageError>(
       [&] { MeasurementComparison::of({"gen.json", "train.json"}, {generation, training}); });
   EXPECT_CONTAINS(message, "cannot compare a measurement of the decoder workload with one of the training workload: "

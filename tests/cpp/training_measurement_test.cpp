@@ -147,19 +147,29 @@ TEST_F(TrainingMeasurement, FullFineTuningHasNoAdaptersRow) {
   EXPECT_EQ(m.timing.warm_repeats, 1);
 }
 
-// --gradient-checkpointing is refused until the LibTorch module runs PyTorch's checkpoint; left
-// out, it is off in the payload and the file.
-TEST_F(TrainingMeasurement, GradientCheckpointingIsRefusedUntilTheModuleRunsIt) {
+TEST_F(TrainingMeasurement, GradientCheckpointingReachesThePayloadAndTheFile) {
   MeasureRequest r = request();
   r.workload_options["gradient-checkpointing"] = "1";
-  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "gradient-checkpointing", "is not measured or predicted yet");
   std::string published;
-  measure(request(), &published);
+  const Measurement m = measure(r, &published);
   TrainingPayload payload;
   ASSERT_EQ(decode_training_payload(backend_->spec().payload, payload), "");
-  EXPECT_FALSE(payload.gradient_checkpointing);
+  EXPECT_TRUE(payload.gradient_checkpointing);
   EXPECT_EQ(schema_violation(published, "measurement.schema.json"), "");
-  EXPECT_NE(published.find("\"gradient_checkpointing\": false"), std::string::npos) << published;
+  EXPECT_NE(published.find("\"gradient_checkpointing\": true"), std::string::npos) << published;
+  EXPECT_NE(m.to_text().find("on q_proj,v_proj, gradient checkpointing"), std::string::npos) << m.to_text();
+  // Predicted with the checkpoint: a row for each measured one.
+  ASSERT_TRUE(m.prediction.has_value());
+  EXPECT_EQ(m.prediction->phases.size(), m.phases.size());
+  const Measurement back = Measurement::read(dir_.file("training.json"));
+  EXPECT_EQ(back.configuration.workload_options.whole_number("gradient-checkpointing"), 1);
+  EXPECT_EQ(back.to_json(), published);
+  // Without the flag it is off, in the payload and the file.
+  std::filesystem::remove(dir_.file("training.json"));
+  const Measurement plain = measure(request(), &published);
+  ASSERT_EQ(decode_training_payload(backend_->spec().payload, payload), "");
+  EXPECT_FALSE(payload.gradient_checkpointing);
+  EXPECT_NE(published.find("\"gradient_checkpointing\": false"), std::string::npos);
 }
 
 TEST_F(TrainingMeasurement, FileIsValidAndReadsBackWithoutTheCheckpoint) {

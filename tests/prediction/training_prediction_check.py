@@ -86,10 +86,10 @@ KNOWN = {
 }
 
 
-def predict(cli, folder, method, batch, context, dtype, steps):
+def predict(cli, folder, method, batch, context, dtype, steps, gc=False):
     command = [cli, "predict", "--model", folder, "--train", method, "--steps", str(steps),
                "--compute-capability", "9.0", "--format", "json", "--batch", str(batch), "--context", str(context),
-               "--dtype", dtype]
+               "--dtype", dtype] + (["--gradient-checkpointing"] if gc else [])
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit("%s exited %d: %s" % (" ".join(command), done.returncode, done.stderr.strip()))
@@ -113,11 +113,13 @@ def main():
     work = tempfile.mkdtemp(prefix="iteragpu-training-prediction.")
     try:
         for cell in record["cells"]:
-            shape, dtype, method, batch, context = cell["cell"].split(":")
+            shape, dtype, method, batch, context = cell["cell"].split(":")[:5]
+            gc = cell["cell"].endswith(":gc")  # gradient checkpointing
             folder = os.path.join(work, "%s-%s" % (shape, dtype))
             if not os.path.exists(folder):
                 write_checkpoint(folder, shape, dtype)
-            predicted = predict(options.cli, folder, method, int(batch), int(context), dtype, record["steps"])["phases"]
+            predicted = predict(options.cli, folder, method, int(batch), int(context), dtype, record["steps"],
+                                gc)["phases"]
             measured = cell["iteragpu"]["rows"]
             peaks[cell["cell"]] = max(p["peak_reserved_bytes"] for p in predicted)
             if [row_name(p) for p in predicted] != [row_name(m) for m in measured]:

@@ -429,20 +429,17 @@ def test_a_training_step_measured_through_the_test_double(tmp_path, fake_backend
 
 
 def test_gradient_checkpointing_is_a_bool_keyword(tmp_path, fake_backend):
-    """gradient_checkpointing: a bool; True is refused until the LibTorch module runs the checkpoint."""
+    """gradient_checkpointing=True: the switch reaches the file as a JSON bool and the heading names it."""
     model = tmp_path / "tiny-llama"
     write_tiny_llama(model)
     output = tmp_path / "gc.json"
-    with pytest.raises(iteragpu.UsageError) as raised:
-        iteragpu.measure(model=model, train="full", gradient_checkpointing=True, output=output,
-                         backend_path=fake_backend, progress=False)
-    assert raised.value.field == "gradient_checkpointing" and "not measured or predicted yet" in str(raised.value)
-    assert not output.exists()
-    iteragpu.measure(model=model, train="full", gradient_checkpointing=False, steps=2, batch=1, context=8,
-                     output=output, backend_path=fake_backend, progress=False)
+    measurement = iteragpu.measure(model=model, train="full", gradient_checkpointing=True, steps=2, batch=1,
+                                   context=8, output=output, backend_path=fake_backend, progress=False)
     document = json.loads(output.read_text())
-    assert document["configuration"]["gradient_checkpointing"] is False
-    assert iteragpu.Measurement.read(output).configuration.gradient_checkpointing is False
+    assert document["configuration"]["gradient_checkpointing"] is True
+    assert document["training_model"]["gradient_checkpointing"] is True
+    assert "full fine-tuning, gradient checkpointing" in measurement.heading
+    assert iteragpu.Measurement.read(output).configuration.gradient_checkpointing is True
     with pytest.raises(TypeError, match="gradient_checkpointing"):
         iteragpu.measure(model=model, train="full", gradient_checkpointing="yes", progress=False)
     with pytest.raises(iteragpu.UsageError) as raised:

@@ -173,8 +173,12 @@ def test_a_fine_tuning_run_is_predicted_and_judged_as_the_cli_does(tmp_path, cli
     completed = cli("packages", "--model", str(model), "--train", "full", "--batch", "2", "--context", "8")
     assert completed.returncode == 0, completed.stderr
     assert "batch 2, context 8, full fine-tuning, 3 steps, " in completed.stdout
-    # Gradient checkpointing is refused in one line, not predicted as if it were off.
-    refused = cli("predict", "--compute-capability", "9.0", "--model", str(model), "--train", "lora",
-                  "--gradient-checkpointing", "--batch", "2", "--context", "8")
-    assert refused.returncode == 2 and refused.stdout == ""
-    assert refused.stderr.count("\n") == 1 and "is not measured or predicted yet" in refused.stderr
+    # Gradient checkpointing is predicted as such: the forward keeps each layer's input, not its
+    # activations or a KV cache, so less stays allocated after it than without.
+    checkpointed = iteragpu.predict(compute_capability="9.0", model=model, train="lora", steps=2, lora_rank=4,
+                                    batch=2, context=8, gradient_checkpointing=True)
+    completed = cli("predict", "--compute-capability", "9.0", "--model", str(model), "--train", "lora", "--steps", "2",
+                    "--lora-rank", "4", "--gradient-checkpointing", "--batch", "2", "--context", "8", "--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    assert checkpointed.to_dict() == json.loads(completed.stdout)
+    assert checkpointed.phases[3].end.allocated_bytes < prediction.phases[3].end.allocated_bytes

@@ -92,18 +92,9 @@ class DecoderWorkload final : public CheckpointWorkload {
     return plan;
   }
 
-  // A checkpoint read from its folder is predicted, unless SDPA would run outside its
-  // grouped-query path (repeat_kv copies and another backend, not modelled).
   bool predictable() const override { return prediction_refusal().empty(); }
   std::string prediction_refusal() const override {
-    if (tensors_.empty())
-      return "a checkpoint recorded in a measurement file cannot be predicted; predict its folder";
-    const DecoderArchitecture& a = checkpoint_.architecture;
-    if (a.attention_heads != a.kv_heads && a.head_dim > kGroupedAttentionMaxHeadDim)
-      return "head_dim " + std::to_string(a.head_dim) + " is above " + std::to_string(kGroupedAttentionMaxHeadDim) +
-             ": SDPA's grouped-query path is not taken and the allocations of repeat_kv and of the "
-             "attention backend used then are not modelled; measure it with iteragpu measure --model";
-    return {};
+    return checkpoint_prediction_refusal("iteragpu measure --model");
   }
   std::vector<PredictionCaveat> prediction_caveats(int major, int minor) const override {
     std::vector<PredictionCaveat> caveats;
@@ -349,6 +340,16 @@ void CheckpointWorkload::check_positions(std::int64_t new_tokens) const {
     throw UsageError("model", checkpoint_.directory + "/config.json: sliding_window " + std::to_string(window) +
                                   " is shorter than " + (new_tokens > 0 ? "context + new tokens" : "the context") +
                                   " (" + std::to_string(positions) + "); a sliding-window mask is not supported");
+}
+
+std::string CheckpointWorkload::checkpoint_prediction_refusal(const std::string& measure_command) const {
+  if (tensors_.empty()) return "a checkpoint recorded in a measurement file cannot be predicted; predict its folder";
+  const DecoderArchitecture& a = checkpoint_.architecture;
+  if (a.attention_heads != a.kv_heads && a.head_dim > kGroupedAttentionMaxHeadDim)
+    return "head_dim " + std::to_string(a.head_dim) + " is above " + std::to_string(kGroupedAttentionMaxHeadDim) +
+           ": SDPA's grouped-query path is not taken and the allocations of repeat_kv and of the attention "
+           "backend used then are not modelled; measure it with " + measure_command;
+  return {};
 }
 
 std::string CheckpointWorkload::architecture_text() const {

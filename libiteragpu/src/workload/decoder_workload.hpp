@@ -59,6 +59,10 @@ class CheckpointWorkload : public Workload {
   }
   // "LlamaForCausalLM (16 layers, hidden 2048, ...)", as headings name the model.
   std::string architecture_text() const;
+  // Why this checkpoint cannot be predicted, or empty: a checkpoint recorded in a measurement
+  // file (no folder to read), or SDPA outside its grouped-query path (repeat_kv copies and
+  // another backend, not modelled). `measure_command` is the command that measures it instead.
+  std::string checkpoint_prediction_refusal(const std::string& measure_command) const;
 
   CheckpointRecord checkpoint_;
   std::vector<DecoderTensor> tensors_;

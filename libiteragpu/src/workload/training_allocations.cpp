@@ -20,6 +20,7 @@
 #include "workload/training_allocations.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -75,6 +76,26 @@ struct Tensor {
 // An input gradient (none where the input needs none).
 using Gradient = std::optional<Tensor>;
 
+// Gradient checkpointing (activation_checkpoint.cpp, after torch.utils.checkpoint's
+// non-reentrant checkpoint): a saved tensor of a checkpointed layer's forward is an empty
+// holder; the layer's recomputation puts the tensor back into the holder at the same position,
+// and the node that saved it takes it out when the backward reaches it.
+struct Holder {
+  std::optional<Tensor> recomputed;
+};
+struct Layer;
+// One checkpointed call of a decoder layer: its input and what the call captured (cos, sin,
+// the position ids), kept until the last node holding one of its holders lets them go.
+struct CheckpointFrame {
+  Layer* layer = nullptr;
+  Tensor input, cos, sin, position_ids;
+  std::vector<std::weak_ptr<Holder>> holders;  // in the order the forward packed them
+  std::size_t recomputed_count = 0;
+  bool recomputed = false;
+};
+// The recomputation's last pack: early stop (nothing after it in the layer is recomputed).
+struct StopRecomputation {};
+
 // A parameter: its bytes in its dtype, whether AdamW trains it, its gradient (.grad) and
 // AdamW's state. `value` holds an adapter's storage; a checkpoint weight has none.
 struct Parameter {
@@ -97,6 +118,9 @@ struct Parameter {
 struct Node {
   std::vector<Tensor> inputs;  // only their grad_fn and leaf are read: where the gradients go
   std::vector<Tensor> saved;
+  // Under gradient checkpointing, in place of `saved` until the backward reaches the node.
+  std::shared_ptr<CheckpointFrame> frame;
+  std::vector<std::shared_ptr<Holder>> holders;
   std::function<std::vector<Gradient>(const Tensor& incoming)> backward;
   Gradient buffer;
 };
@@ -254,16 +278,49 @@ class TrainingSteps final : public StepAllocations {
   // requires a gradient.
   Tensor record(Tensor output, std::vector<Tensor> inputs, std::vector<Tensor> saved,
                 std::function<std::vector<Gradient>(const Tensor&)> backward) {
+    return with_node(std::move(output), node_for(inputs, std::move(saved)), std::move(backward));
+  }
+  // record() in two halves, for an op whose saved tensors are all inputs: autograd saves (and
+  // a checkpoint packs) them before the op runs, so a recomputation that stops at this op's
+  // last pack never allocates its output.
+  std::shared_ptr<Node> node_for(const std::vector<Tensor>& inputs, std::vector<Tensor> saved) {
     bool requires = false;
     for (const Tensor& input : inputs) requires = requires || input.requires_grad();
-    if (!requires) return output;
+    if (!requires) return nullptr;
     auto node = std::make_shared<Node>();
-    for (Tensor& input : inputs) node->inputs.push_back(Tensor{nullptr, 0, false, input.grad_fn, input.leaf});
-    node->saved = std::move(saved);
+    for (const Tensor& input : inputs) node->inputs.push_back(Tensor{nullptr, 0, false, input.grad_fn, input.leaf});
+    keep_saved(*node, std::move(saved));
+    if (!recomputing_) tape_.push_back(node);  // the recomputed graph is never run
+    return node;
+  }
+  Tensor with_node(Tensor output, std::shared_ptr<Node> node,
+                   std::function<std::vector<Gradient>(const Tensor&)> backward) {
+    if (!node) return output;
     node->backward = std::move(backward);
-    tape_.push_back(node);
-    output.grad_fn = node;
+    output.grad_fn = std::move(node);
     return output;
+  }
+  // What a node keeps of the tensors it saves: the tensors; in a checkpointed layer's forward,
+  // an empty holder for each; in its recomputation, nothing: each goes into the forward's
+  // holder at the same position (if that holder's node still lives), and the last one stops it.
+  void keep_saved(Node& node, std::vector<Tensor> saved) {
+    if (recomputing_) {
+      for (const Tensor& tensor : saved) {
+        CheckpointFrame& frame = *recomputing_;
+        if (std::shared_ptr<Holder> holder = frame.holders.at(frame.recomputed_count).lock())
+          holder->recomputed = tensor.detached();
+        if (++frame.recomputed_count == frame.holders.size()) throw StopRecomputation();
+      }
+    } else if (packing_) {
+      for (std::size_t i = 0; i < saved.size(); ++i) {
+        auto holder = std::make_shared<Holder>();
+        packing_->holders.push_back(holder);
+        node.holders.push_back(std::move(holder));
+      }
+      if (!saved.empty()) node.frame = packing_;
+    } else {
+      node.saved = std::move(saved);
+    }
   }
   // A view op (reshape, transpose, slice of the head dimension...): no memory; its backward
   // gives a view of the incoming gradient.
@@ -410,13 +467,19 @@ class TrainingSteps final : public StepAllocations {
     Tensor w = weight.tensor();
     std::vector<Tensor> inputs = {x, w};
     if (bias) inputs.push_back(bias->tensor());
-    std::vector<Tensor> saved;
+    std::vector<Tensor> saved;  // the weight is a parameter: saving it holds no memory, but it is a pack
     if (w.requires_grad()) saved.push_back(x);
+    if (x.requires_grad()) saved.push_back(w);
+    std::shared_ptr<Node> node = node_for(inputs, std::move(saved));
     Tensor output = fresh(output_bytes);
-    r_->gemm_workspaces(bias != nullptr);
+    if (recomputing_) {
+      r_->backward_gemm_workspace();  // a recomputation runs on the engine's thread
+    } else {
+      r_->gemm_workspaces(bias != nullptr);
+    }
     const bool x_grad = x.requires_grad(), w_grad = w.requires_grad(), b_grad = bias && bias->trained;
     const Count x_bytes = x.bytes, w_bytes = w.bytes, b_bytes = bias ? bias->bytes : Count(0);
-    return record(output, std::move(inputs), std::move(saved), [=](const Tensor&) {
+    return with_node(output, std::move(node), [=](const Tensor&) {
       std::vector<Gradient> gradients(bias ? 3 : 2);
       if (w_grad) gradients[1] = backward_gemm(w_bytes).as_view();
       if (x_grad) gradients[0] = backward_gemm(x_bytes).as_view();
@@ -472,14 +535,13 @@ class TrainingSteps final : public StepAllocations {
     rotated = Tensor();
     return add(first, second, x.bytes);
   }
-  // DecoderModel's order: the second half's view first, negated, then the first half's.
-  // transformers takes x1 (the first half) before x2, and the backward's SliceBackward nodes
-  // then free and reuse gradient buffers in the other order: replayed with the recorded
-  // segment addresses, that order gives the Python loop's counters in the two cells where the
-  // module differs from it (not yet run on a GPU).
+  // transformers' order: x1 (the first half's view), x2, then -x2 (DecoderModel's rotate_half).
+  // The backward's SliceBackward nodes free and reuse gradient buffers in the reverse order.
   Tensor rotate_half(const Tensor& x) {
-    Tensor negated = neg(half_slice(x));
-    return cat({negated, half_slice(x)});
+    const Tensor x1 = half_slice(x);
+    const Tensor x2 = half_slice(x);
+    Tensor negated = neg(x2);
+    return cat({negated, x1});
   }
 
   // LlamaRotaryEmbedding.forward (DecoderModel::rotary): no gradients; cos and sin live as
@@ -518,11 +580,14 @@ class TrainingSteps final : public StepAllocations {
     query = query_embedded;
     key = key_embedded;
     query_embedded = key_embedded = Tensor();
-    // DynamicLayer.update: torch.cat onto empty tensors, which allocate nothing.
-    layer.cached_keys = cat({key});
-    layer.cached_values = cat({value});
-    key = *layer.cached_keys;
-    value = *layer.cached_values;
+    // DynamicLayer.update: torch.cat onto empty tensors, which allocate nothing. Gradient
+    // checkpointing turns the cache off.
+    if (!s_.gradient_checkpointing) {
+      layer.cached_keys = cat({key});
+      layer.cached_values = cat({value});
+      key = *layer.cached_keys;
+      value = *layer.cached_values;
+    }
     Tensor output = attend(query, key, value);
     output = linear(output, layer.o);
     return output;
@@ -591,13 +656,77 @@ class TrainingSteps final : public StepAllocations {
       Tensor arange = fresh(context_ * kInt64);
       position_ids = fresh(context_ * kInt64);
     }
+    if (s_.gradient_checkpointing) check_single_sequences();
     auto [cos, sin] = rotary();
     Tensor hidden_state = inputs_embeds;
     for (Layer& layer : layers_) {
-      Tensor next = decoder_layer(hidden_state, layer, cos, sin);
+      Tensor next = s_.gradient_checkpointing ? checkpointed_layer(hidden_state, layer, cos, sin, position_ids)
+                                              : decoder_layer(hidden_state, layer, cos, sin);
       hidden_state = next;
     }
     return rms_norm(hidden_state, norm_, rows_, hidden);
+  }
+
+  // create_causal_mask without a cache: find_packed_sequence_indices on the [1, positions]
+  // position ids (DecoderModel::check_single_sequences): the first value minus one (int64),
+  // diff with it prepended (a cat, then the difference), .ne(1) (bool) and its cumsum (int64:
+  // the result, the bool input cast, and the scan's temporary storage, the cast's size plus
+  // 255 alignment bytes as the H100 traces show it), then [:, -1] == 0 and .all() (one bool
+  // each), all freed on return.
+  void check_single_sequences() {
+    const Count positions = context_;
+    Tensor first_dummy_value = fresh(kInt64);
+    Tensor position_diff;
+    {
+      Tensor joined = fresh((positions + Count(1)) * kInt64);
+      position_diff = fresh(positions * kInt64);
+    }
+    Tensor packed_sequence_mask;
+    {
+      Tensor not_one = fresh(positions);
+      packed_sequence_mask = fresh(positions * kInt64);
+      Tensor cast = fresh(positions * kInt64);
+      fresh(positions * kInt64 + Count(255));
+    }
+    {
+      Tensor last_is_zero = fresh(1);
+      Tensor all = fresh(1);
+    }
+  }
+
+  // GradientCheckpointingLayer: the layer under the checkpoint, which keeps its input and the
+  // call's captured cos, sin and position ids; every tensor its ops save is a holder.
+  Tensor checkpointed_layer(const Tensor& input, Layer& layer, const Tensor& cos, const Tensor& sin,
+                            const Tensor& position_ids) {
+    auto frame = std::make_shared<CheckpointFrame>();
+    frame->layer = &layer;
+    frame->input = input, frame->cos = cos, frame->sin = sin, frame->position_ids = position_ids;
+    packing_ = frame;
+    Tensor output = decoder_layer(input, layer, cos, sin);
+    packing_.reset();
+    return output;
+  }
+
+  // The first unpack of a checkpointed layer's saved tensor runs the layer again from its kept
+  // input, with grad on, on the engine's thread, up to the last tensor its forward packed; then
+  // the node takes its tensors out of their holders, to let them go when it is done.
+  void unpack_saved(Node& node) {
+    if (node.holders.empty()) return;
+    CheckpointFrame& frame = *node.frame;
+    if (!frame.recomputed) {
+      recomputing_ = &frame;
+      try {
+        Tensor output = decoder_layer(frame.input, *frame.layer, frame.cos, frame.sin);
+      } catch (const StopRecomputation&) {
+      }
+      recomputing_ = nullptr;
+      frame.recomputed = true;
+    }
+    for (const std::shared_ptr<Holder>& holder : node.holders) {
+      if (!holder->recomputed) continue;  // unreachable: each holder of a running node was filled
+      node.saved.push_back(std::move(*holder->recomputed));
+      holder->recomputed.reset();
+    }
   }
 
   // transformers' ForCausalLMLoss (TrainingModule::causal_lm_loss): the logits in float32,
@@ -654,9 +783,12 @@ class TrainingSteps final : public StepAllocations {
       {
         const Tensor incoming = std::move(*node->buffer);
         node->buffer.reset();
+        unpack_saved(*node);
         gradients = node->backward(incoming);
       }
       node->saved.clear();
+      node->holders.clear();
+      node->frame.reset();
       for (std::size_t i = 0; i < gradients.size() && i < node->inputs.size(); ++i) {
         if (!gradients[i]) continue;
         const Tensor& input = node->inputs[i];
@@ -713,6 +845,8 @@ class TrainingSteps final : public StepAllocations {
   std::vector<Layer> layers_;
   std::vector<Parameter*> trained_;  // what AdamW updates, in model.parameters() order
   std::vector<std::weak_ptr<Node>> tape_;  // the forward's nodes, in creation order
+  std::shared_ptr<CheckpointFrame> packing_;  // the checkpointed layer whose forward runs
+  CheckpointFrame* recomputing_ = nullptr;    // the checkpointed layer being recomputed
   std::optional<Tensor> input_ids_, loss_, logits_;
 };
 
@@ -738,6 +872,11 @@ std::vector<std::string> training_allocation_rules() {
       "sum); its thread's first GEMM allocates its own cuBLAS workspace; cuDNN attention's backward allocates dq, dk, "
       "dv and a workspace of batch × heads × positions × (8 × head_dim + 4) + 256 bytes. Then the loss, the logits "
       "and the KV cache are freed.",
+      "gradient checkpointing: no KV cache; find_packed_sequence_indices' small temporaries on the position ids; "
+      "each decoder layer's forward keeps its input (and the call's cos, sin and position ids) and, for each tensor "
+      "an op saves, only an empty holder; the backward's first node of the layer that saved one recomputes the "
+      "layer from its input with autograd recording, on the engine's thread, filling the holders and stopping at "
+      "the last (before that op's output is allocated); each node takes its tensors out when it runs.",
       "optimizer: AdamW (foreach): the first step allocates exp_avg and exp_avg_sq of each trained parameter in "
       "order; every step allocates _foreach_sqrt's list and frees it; then the gradients are freed.",
   };

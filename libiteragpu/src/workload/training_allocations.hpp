@@ -25,6 +25,9 @@ struct TrainingShape {
   bool lora = false;
   std::int64_t lora_rank = 0;
   std::vector<std::string> lora_targets;
+  // model.gradient_checkpointing_enable(): each decoder layer under PyTorch's non-reentrant
+  // checkpoint (libiteragpu/backend_torch/activation_checkpoint.hpp), no KV cache.
+  bool gradient_checkpointing = false;
 };
 
 // The steps load_model, add_adapters, create_inputs, forward, backward and optimizer.

@@ -41,8 +41,6 @@ constexpr const char* kGradientCheckpointing = "gradient-checkpointing";
 constexpr const char* kEveryProjection = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj";
 constexpr int kMaxSteps = 1000;
 constexpr int kMaxLoraRank = 65536;
-// SDPA's grouped-query path takes keys and values of at most this head size (decoder_model.cpp).
-constexpr std::int64_t kGroupedAttentionMaxHeadDim = 256;
 
 std::vector<std::string> split_targets(const std::string& text) {
   std::vector<std::string> targets;
@@ -108,16 +106,16 @@ class TrainingWorkload final : public CheckpointWorkload {
   }
 
   // A checkpoint read from its folder is predicted (training_allocations.cpp), unless SDPA
-  // would run outside its grouped-query path, as for generation.
+  // would run outside its grouped-query path, as for generation, or with gradient checkpointing.
   bool predictable() const override { return prediction_refusal().empty(); }
   std::string prediction_refusal() const override {
-    if (tensors_.empty())
-      return "a checkpoint recorded in a measurement file cannot be predicted; predict its folder";
+    std::string refusal = checkpoint_prediction_refusal("iteragpu measure --model DIR --train " + method_);
+    if (!refusal.empty()) return refusal;
     const DecoderArchitecture& a = checkpoint_.architecture;
-    if (a.attention_heads != a.kv_heads && a.head_dim > kGroupedAttentionMaxHeadDim)
-      return "head_dim " + std::to_string(a.head_dim) + " is above " + std::to_string(kGroupedAttentionMaxHeadDim) +
-             ": SDPA's grouped-query path is not taken and the allocations of repeat_kv and of the attention "
-             "backend used then are not modelled; measure it with iteragpu measure --model DIR --train " + method_;
+    if (gradient_checkpointing_ && (a.qkv_bias || a.o_proj_bias || a.mlp_bias))
+      return "gradient checkpointing of projections with a bias is not predicted yet (the recomputation runs their "
+             "bias-fused GEMMs on the backward's thread, whose cuBLASLt workspace is not modelled); measure it with "
+             "iteragpu measure --model DIR --train " + method_ + " --gradient-checkpointing";
     return {};
   }
   // Against the recorded H100 cells, downward fits more of them (CachingAllocatorModel).
@@ -181,6 +179,7 @@ class TrainingWorkload final : public CheckpointWorkload {
     shape.lora = method_ == "lora";
     shape.lora_rank = lora_rank_;
     shape.lora_targets = split_targets(lora_targets_);
+    shape.gradient_checkpointing = gradient_checkpointing_;
     return training_step_allocations(shape);
   }
   std::vector<std::string> forward_rules() const override { return training_allocation_rules(); }
@@ -230,6 +229,9 @@ class TrainingWorkload final : public CheckpointWorkload {
         "position, in float32), backward, the output dropped, AdamW's step and zero_grad(set_to_none=True). "
         "The first optimizer row makes AdamW's state (two tensors per trainable parameter); the forward keeps "
         "use_cache=True as transformers does in training, so its output holds a KV cache until the backward ends.",
+        "With --gradient-checkpointing (model.gradient_checkpointing_enable(), transformers' default: PyTorch's "
+        "non-reentrant checkpoint around each decoder layer, early stop on) there is no KV cache; the forward keeps "
+        "each layer's input only, and the backward recomputes each layer up to its last saved tensor.",
         "LoRA is PEFT's at its defaults: adapters of rank r on the targeted projections, kept in float32, "
         "scaling lora_alpha / r, no dropout; only they are trained.",
         "One GPU, no mixed-precision scaler; token ids are random, uniform over the vocabulary, from the seed.",
@@ -362,11 +364,6 @@ std::unique_ptr<const Workload> training_workload_for(const MeasureConfiguration
 }
 
 void resolve_training_configuration(MeasureConfiguration& configuration) {
-  // The LibTorch module does not run it yet: the first version of its checkpoint (commit
-  // 8797f5f, in this history) ended the measurement worker on the H100, generation included.
-  if (configuration.workload_options.whole_number(kGradientCheckpointing))
-    throw UsageError(kGradientCheckpointing, "is not measured or predicted yet: the LibTorch module does not run "
-                                             "PyTorch's checkpoint yet; leave it out");
   require_weights_here(configuration);
   TrainingWorkload(record_of(resolve_checkpoint_configuration(configuration)), {}, configuration);  // checks the rest
 }
@@ -411,8 +408,8 @@ const WorkloadKind& training_workload_kind() {
        {kLoraTargets, "lora_targets", "with --train lora: the projections adapted, comma-separated", kEveryProjection,
         WorkloadOption::Type::kText, checked_targets, "needs --train lora", /*swept=*/false, kTrain, "lora"},
        {kGradientCheckpointing, "gradient_checkpointing",
-        "with --train: gradient checkpointing as model.gradient_checkpointing_enable() sets it; refused for now "
-        "(the LibTorch module does not run it yet)", "0", WorkloadOption::Type::kSwitch,
+        "with --train: gradient checkpointing as model.gradient_checkpointing_enable() sets it (each decoder "
+        "layer recomputed in the backward; no KV cache)", "0", WorkloadOption::Type::kSwitch,
         [](const std::string& text) { return check_switch(kGradientCheckpointing, text); }, "needs --train"}},
       {"weights_load", "adapters", "inputs", "forward", "backward", "optimizer"},
   };
