@@ -132,6 +132,12 @@ class TrainingWorkload final : public CheckpointWorkload {
                        "(each below the previous): against the recorded H100 cells, 3 of 9 differ by up to 8 MiB "
                        "reserved or 1.2 MiB allocated, either way, from the first forward on",
                        PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false});
+    if (gradient_checkpointing_)
+      caveats.push_back({"with gradient checkpointing, the position ids' cumsum (transformers' packed-sequence check) "
+                         "takes scan storage that CUB sizes for the GPU and the length, modelled as recorded on the "
+                         "H100 at 128 positions (the int64 input's bytes plus 255); the small blocks after it may "
+                         "land otherwise",
+                         PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false});
     if (checkpoint_.architecture.qk_norm)
       caveats.push_back({"the q/k norms' weight gradients are summed through a staging buffer whose size PyTorch picks "
                          "for the GPU (setReduceConfig); it is modelled as recorded on the H100 at 1 x 128 (8 bytes per "
