@@ -6,7 +6,7 @@ training_conformance.py's summaries, whose `python` side is the same loop and wh
 side is the tool's training module) and prints one row per recorded cell: the checkpoint-like
 shape and configuration, DeepSpeed's ZeRO-2 model-states estimate for one GPU, what `accelerate
 estimate-memory` prints as "Training using Adam", weights + gradients + AdamW states, iteragpu's
-prediction (`iteragpu predict --model --train`; not yet with gradient checkpointing), the measured peak reserved and the card's memory in use, each estimate
+prediction (`iteragpu predict --model --train`), the measured peak reserved and the card's memory in use, each estimate
 with its ratio to the measured peak reserved. A cell recorded in several files is shown once,
 from the first file in this order: the reference loop before the conformance summaries, an H100
 before an H200, then the order given. Parameter counts come from the records and are checked
@@ -18,7 +18,7 @@ goes beyond the weights, gradients and optimizer states.
 Standard library only; no GPU. docs/training.md holds the output verbatim between its marker
 comments, and tests/python/test_training_side_by_side.py keeps the two equal.
 
-Usage: training_side_by_side.py [--gap] [FILE ...]   (default: the three files of 2026-12-06)
+Usage: training_side_by_side.py [--gap] [FILE ...]   (default: the recorded files of 2026-12-06)
 """
 
 import argparse
@@ -38,6 +38,7 @@ DEFAULT_FILES = [
     os.path.join(RECORDED, "training-conformance-h100-2026-12-06.json"),
     os.path.join(RECORDED, "training-conformance-h200-2026-12-06.json"),
     os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06.json"),
+    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-d17b743.json"),
 ]
 # training_reference.py's --lora-rank default; training_conformance.py runs the loop and the
 # tool with their defaults, so its summaries do not record the rank. The parameter check
@@ -183,8 +184,7 @@ PREDICTED_PEAKS = os.path.join(SOURCE_ROOT, "tests", "data", "training-predicted
 def iteragpu_prediction_bytes(cell):
     """iteragpu's predicted peak reserved for the cell (`iteragpu predict --model --train`, the
     highest over its rows), as tests/prediction/training_prediction_check.py keeps it in
-    tests/data/training-predicted-peaks.json; None for a cell it does not predict (gradient
-    checkpointing)."""
+    tests/data/training-predicted-peaks.json; None for a cell it does not predict."""
     with open(PREDICTED_PEAKS) as handle:
         return json.load(handle)["cells"].get(cell.get("spec"))
 
