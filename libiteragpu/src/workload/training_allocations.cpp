@@ -675,7 +675,7 @@ class TrainingSteps final : public StepAllocations {
   // each), all freed on return.
   void check_single_sequences() {
     const Count positions = context_;
-    Tensor first_dummy_value = fresh(kInt64);
+    Tensor first_position_minus_one = fresh(kInt64);  // transformers names it first_dummy_value
     Tensor position_diff;
     {
       Tensor joined = fresh((positions + Count(1)) * kInt64);
