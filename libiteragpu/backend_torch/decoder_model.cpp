@@ -404,6 +404,11 @@ Tensor DecoderModel::hidden_states(const Tensor& input_ids) {
   const bool prefill = cache_empty();
   if (!prefill && layers_.front().cached_keys.numel() == 0) throw std::runtime_error("the KV cache is empty");
   Tensor inputs_embeds = at::embedding(embed_tokens_, input_ids);
+  // gradient_checkpointing_enable() calls enable_input_require_grads() for every model whose
+  // main input is input_ids: a forward hook on the embedding does output.requires_grad_(True).
+  // With a frozen table (LoRA) the output becomes a leaf that requires grad, so layer 0's input
+  // gradient is computed and kept as its .grad until the graph goes.
+  if (gradient_checkpointing_) inputs_embeds.requires_grad_(true);
   const int64_t past_seen = prefill ? 0 : layers_.front().cached_keys.size(-2);
   Tensor position_ids =
       at::arange(inputs_embeds.size(1), at::TensorOptions().dtype(at::kLong).device(device_)) + past_seen;

@@ -452,8 +452,11 @@ class TrainingSteps final : public StepAllocations {
   // The head split, linear(...).view(batch, positions, heads, head_dim) then transpose(1, 2):
   // views. Their backward reshapes a gradient laid out [batch, heads, positions, head_dim]
   // back to [batch, positions, hidden], which is a copy (the recorded traces show one per q,
-  // k and v projection of every layer).
-  Tensor split_heads(const Tensor& x) {
+  // k and v projection of every layer) unless the gradient comes laid out as the projection's
+  // output: the values' under gradient checkpointing, which reach SDPA as this very view (no
+  // cache's cat) and get their gradient from its backward in their own layout.
+  Tensor split_heads(const Tensor& x, bool gradient_in_projection_layout = false) {
+    if (gradient_in_projection_layout) return view_of(x);
     const Count in = x.bytes;
     return record(x.as_view(), {x}, {}, [this, in](const Tensor&) { return std::vector<Gradient>{fresh(in)}; });
   }
@@ -574,7 +577,7 @@ class TrainingSteps final : public StepAllocations {
       query = split_heads(linear(hidden, layer.q));
       key = split_heads(linear(hidden, layer.k));
     }
-    Tensor value = split_heads(linear(hidden, layer.v));
+    Tensor value = split_heads(linear(hidden, layer.v), /*gradient_in_projection_layout=*/s_.gradient_checkpointing);
     Tensor query_embedded = apply_rotary(query, cos, sin);
     Tensor key_embedded = apply_rotary(key, cos, sin);
     query = query_embedded;
@@ -651,6 +654,13 @@ class TrainingSteps final : public StepAllocations {
       // marked as a tensor the engine does not reuse.
       return std::vector<Gradient>{fresh(table_bytes).as_view()};
     });
+    if (s_.gradient_checkpointing && !inputs_embeds.requires_grad()) {
+      // enable_input_require_grads()' hook (DecoderModel::hidden_states): a frozen table's output
+      // becomes a leaf that requires grad; the graph holds it, and its .grad, until it goes.
+      embedded_leaf_.bytes = inputs_embeds.bytes;
+      embedded_leaf_.value = inputs_embeds;
+      inputs_embeds.leaf = &embedded_leaf_;
+    }
     Tensor position_ids;
     {
       Tensor arange = fresh(context_ * kInt64);
@@ -769,6 +779,8 @@ class TrainingSteps final : public StepAllocations {
     }
     loss_.reset();
     logits_.reset();
+    embedded_leaf_.value = Tensor();
+    embedded_leaf_.grad.reset();
     for (auto layer = layers_.rbegin(); layer != layers_.rend(); ++layer) {
       layer->cached_keys.reset();
       layer->cached_values.reset();
@@ -841,6 +853,7 @@ class TrainingSteps final : public StepAllocations {
   Count e_, batch_, context_, rows_;
   AllocationRecorder* r_ = nullptr;
   Parameter embed_, norm_;
+  Parameter embedded_leaf_;  // the embedding's output as a leaf, under gradient checkpointing
   std::optional<Parameter> lm_head_;
   std::vector<Layer> layers_;
   std::vector<Parameter*> trained_;  // what AdamW updates, in model.parameters() order
