@@ -379,6 +379,7 @@ class PhasePrediction:
     end: AllocatorCounters
     uncertain_counters: List[str]
     lower_bound: bool
+    recorded_bound_bytes: int
 
 class MemoryPrediction(_Report):
     configuration: MeasureConfiguration

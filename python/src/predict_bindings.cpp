@@ -62,6 +62,9 @@ void register_prediction(py::module_& m) {
                     "'reserved_bytes.end', ...); [] when every counter is exact by the rules.")
       .def_readonly("lower_bound", &PhasePrediction::lower_bound,
                     "True when the unchecked counters can only be higher than predicted.")
+      .def_readonly("recorded_bound_bytes", &PhasePrediction::recorded_bound_bytes,
+                    "Where every caveat reaching the row was checked against recorded measurements: the "
+                    "sum of the most each moved a counter there; 0 otherwise.")
       .def("__repr__",
            [](const PhasePrediction& p) {
              return "PhasePrediction(phase='" + p.phase + "', repeat=" + std::to_string(p.repeat) +
@@ -71,7 +74,7 @@ void register_prediction(py::module_& m) {
       .def(py::pickle(
           [](const PhasePrediction& p) {
             return py::make_tuple(p.phase, p.repeat, p.forwards, p.baseline, p.end, p.sequence, p.step,
-                                  p.uncertain_counters, p.lower_bound);
+                                  p.uncertain_counters, p.lower_bound, p.recorded_bound_bytes);
           },
           [](const py::tuple& t) {
             PhasePrediction p;
@@ -86,6 +89,7 @@ void register_prediction(py::module_& m) {
               p.uncertain_counters = t[7].cast<std::vector<std::string>>();
               p.lower_bound = t[8].cast<bool>();
             }
+            if (t.size() > 9) p.recorded_bound_bytes = t[9].cast<std::uint64_t>();
             return p;
           }));
 

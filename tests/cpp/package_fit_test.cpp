@@ -68,19 +68,33 @@ class PackageFitTest : public ::testing::Test {
     return r;
   }
 
+  // A LoRA fine-tuning step of the checkpoint instead of generation.
+  PackageFitRequest training_request() const {
+    PackageFitRequest r;
+    MeasureRequest m;
+    m.device = "";
+    m.model = model_;
+    m.batch = "2";
+    m.context = "8";
+    m.workload_options["train"] = "lora";
+    r.configuration = MeasureConfiguration::parse(m);
+    return r;
+  }
+
   // The predicted peak reserved of the request on compute capability 9.0.
-  std::uint64_t peak() const {
+  std::uint64_t peak(const std::optional<PackageFitRequest>& fitted = std::nullopt) const {
     std::uint64_t peak = 0;
     for (const PhasePrediction& row :
-         MemoryPredictor::predict(request().configuration, PredictionTarget::from_table(9, 0)).phases)
+         MemoryPredictor::predict((fitted ? *fitted : request()).configuration, PredictionTarget::from_table(9, 0)).phases)
       peak = std::max(peak, row.end.peak_reserved_bytes);
     return peak;
   }
 
-  PackageFitReport fit(const std::string& table) const {
+  PackageFitReport fit(const std::string& table, const std::optional<PackageFitRequest>& fitted = std::nullopt) const {
     const std::string path = dir_.file("gpu-memory.csv");
     write_file(path, table);
-    return fit_packages(request(), PackageCalculator(Catalog::load(catalog_)), load_gpu_memory(path), path);
+    return fit_packages(fitted ? *fitted : request(), PackageCalculator(Catalog::load(catalog_)), load_gpu_memory(path),
+                        path);
   }
 
   static std::string header() {
@@ -177,6 +191,37 @@ TEST_F(PackageFitTest, APublishedTotalAndAnAllowanceFitOnlyWithTheirMargins) {
   EXPECT_EQ(verdict(with_two_per_cent, "reported: test", "allowance: test"), PackageFit::Verdict::kFits);
   EXPECT_EQ(verdict(needed + 1000, "measured: test", "allowance: test"), PackageFit::Verdict::kUncertain);
   EXPECT_EQ(verdict(needed, "measured: test", "measured: test"), PackageFit::Verdict::kFits);
+}
+
+// A fine-tuning step's peak carries the segment-layout caveat, whose effect the recorded cells
+// bound (8 MiB): judged as exact with 1 GiB kept either way, "uncertain" within it.
+TEST_F(PackageFitTest, ACaveatBoundedByTheRecordedCellsKeepsOneGibEitherWay) {
+  const PackageFitRequest training = training_request();
+  const std::uint64_t gib = std::uint64_t{1} << 30;
+  const std::uint64_t outside = 2 * gib;  // so that the card can be 1 GiB short of the tiny step
+  const std::uint64_t needed = peak(training) + outside;
+  auto judged = [&](std::uint64_t memory) {
+    return fit(header() + "exact,9.0," + std::to_string(memory) + ",measured: test," + std::to_string(outside) +
+                   ",measured: test\n",
+               training)
+        .packages[0];
+  };
+  const PackageFit roomy = judged(needed + gib);
+  EXPECT_EQ(roomy.verdict, PackageFit::Verdict::kFits) << roomy.reason;
+  EXPECT_EQ(roomy.required_unchecked, "may differ");
+  EXPECT_NE(roomy.reason.find("at most 8.00 MiB in the recorded cells"), std::string::npos) << roomy.reason;
+  EXPECT_EQ(judged(needed + gib - 1).verdict, PackageFit::Verdict::kUncertain);
+  EXPECT_EQ(judged(needed).verdict, PackageFit::Verdict::kUncertain);
+  EXPECT_EQ(judged(needed - gib + 1).verdict, PackageFit::Verdict::kUncertain);
+  const PackageFit short_by_more = judged(needed - gib);
+  EXPECT_EQ(short_by_more.verdict, PackageFit::Verdict::kDoesNotFit) << short_by_more.reason;
+  // Elsewhere than compute capability 9.0 the attention backend may differ, by nothing recorded.
+  const PackageFit elsewhere =
+      fit(header() + "exact,8.0," + std::to_string(needed * 10) + ",measured: test," + std::to_string(outside) +
+              ",measured: test\n",
+          training)
+          .packages[0];
+  EXPECT_EQ(elsewhere.verdict, PackageFit::Verdict::kUncertain) << elsewhere.reason;
 }
 
 // Outside compute capability 9.0 the needed bytes are a lower bound: never "fits".

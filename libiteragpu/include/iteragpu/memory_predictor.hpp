@@ -71,6 +71,10 @@ struct PhasePrediction {
   // either way (another PyTorch, allocator settings).
   std::vector<std::string> uncertain_counters;
   bool lower_bound = false;
+  // Where every caveat that reaches this row was measured against recorded cells: the sum of
+  // the most each moved a counter there, either way (a package's fit keeps a margin for it).
+  // 0 where none reaches the row or one has no such record.
+  std::uint64_t recorded_bound_bytes = 0;
 };
 
 class Workload;  // what the prediction ran (libiteragpu/src/workload/workload.hpp), opaque here

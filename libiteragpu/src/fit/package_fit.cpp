@@ -38,6 +38,11 @@ const std::vector<std::string> kGpuMemoryHeader = {"gpu", "compute_capability", 
 // (2 % of the memory). Within it the answer is "uncertain".
 constexpr std::uint64_t kPublishedTotalMargin = std::uint64_t{256} << 20;
 constexpr std::uint64_t kAllowanceMarginPerMille = 20;
+// The headroom a verdict keeps where the needed bytes carry caveats that were each checked
+// against recorded measurements (PredictionCaveat::recorded_bound_bytes, 8 MiB at most so
+// far): over a hundred times that, since the recorded cells are few. Within it the answer is
+// "uncertain".
+constexpr std::uint64_t kRecordedCaveatMargin = std::uint64_t{1} << 30;
 // Figures in the table stay below this, so that needed bytes and headroom are exact in 64 bits.
 constexpr std::uint64_t kMaxTableBytes = std::uint64_t{1} << 62;
 constexpr std::pair<const char*, GpuMemory::Figure> kMemoryFigures[] = {
@@ -126,55 +131,77 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
   return {gpu->name, *rate};
 }
 
-// The predicted peak reserved bytes, and whether a caveat leaves that peak unchecked:
-// "" (exact), "at least" or "may differ" (PackageFit::required_unchecked).
-std::pair<std::uint64_t, std::string> peak_reserved(const MemoryPrediction& prediction) {
-  std::uint64_t peak = 0;
+// The predicted peak reserved bytes, whether a caveat leaves that peak unchecked: "" (exact),
+// "at least" or "may differ" (PackageFit::required_unchecked), and where each such caveat was
+// checked against recorded measurements, the most they moved it (PhasePrediction).
+struct PredictedPeak {
+  std::uint64_t bytes = 0;
   std::string unchecked;
+  std::uint64_t recorded_bound_bytes = 0;
+};
+PredictedPeak peak_reserved(const MemoryPrediction& prediction) {
+  PredictedPeak peak;
+  bool every_mark_recorded = true;
   for (const PhasePrediction& row : prediction.phases) {
-    if (row.end.peak_reserved_bytes < peak) continue;
+    if (row.end.peak_reserved_bytes < peak.bytes) continue;
     const bool marked = std::find(row.uncertain_counters.begin(), row.uncertain_counters.end(),
                                   "peak_reserved_bytes") != row.uncertain_counters.end();
-    if (row.end.peak_reserved_bytes > peak) unchecked.clear();
-    peak = row.end.peak_reserved_bytes;
-    if (marked && unchecked != "may differ") unchecked = row.lower_bound ? "at least" : "may differ";
+    if (row.end.peak_reserved_bytes > peak.bytes) peak = PredictedPeak{}, every_mark_recorded = true;
+    peak.bytes = row.end.peak_reserved_bytes;
+    if (!marked) continue;
+    if (peak.unchecked != "may differ") peak.unchecked = row.lower_bound ? "at least" : "may differ";
+    every_mark_recorded = every_mark_recorded && row.recorded_bound_bytes > 0;
+    peak.recorded_bound_bytes = std::max(peak.recorded_bound_bytes, row.recorded_bound_bytes);
   }
-  return {peak, unchecked};
+  if (!every_mark_recorded) peak.recorded_bound_bytes = 0;
+  return peak;
 }
 
 // The verdict and its reason (PackageFit::Verdict): "fits" only on figures that all hold on
-// the real card.
-void judge(PackageFit& fit) {
+// the real card. A need whose caveats each moved it by a few MiB at most in the recorded cells
+// (`recorded_bound`) is judged as exact with kRecordedCaveatMargin kept either way.
+void judge(PackageFit& fit, std::uint64_t recorded_bound) {
   const GpuMemory& memory = fit.memory;
   const bool exact_need = fit.required_unchecked.empty();
   const bool need_is_lower_bound = fit.required_unchecked == "at least";
+  const bool recorded_need = !exact_need && !need_is_lower_bound && recorded_bound > 0;
   const std::string unchecked_need = "the needed bytes are " +
                                      std::string(need_is_lower_bound ? "a lower bound" : "unchecked either way") +
                                      " here (a caveat below)";
+  const std::string recorded_caveats = "the caveats below moved the needed bytes by at most " +
+                                       memory_size(recorded_bound) + " in the recorded cells";
   if (fit.headroom_bytes < 0) {
     const std::string short_by = "short by " + bytes_and_size(-fit.headroom_bytes);
     if (exact_need || need_is_lower_bound) {
       fit.verdict = PackageFit::Verdict::kDoesNotFit;
       fit.reason = short_by + (memory.memory_is_runtime_total() ? "" : " even of the nominal size, more than the runtime reports");
+    } else if (recorded_need && static_cast<std::uint64_t>(-fit.headroom_bytes) >= kRecordedCaveatMargin) {
+      fit.verdict = PackageFit::Verdict::kDoesNotFit;
+      fit.reason = short_by + ", more than the " + memory_size(kRecordedCaveatMargin) + " kept because " +
+                   recorded_caveats;
     } else {
       fit.verdict = PackageFit::Verdict::kUncertain;
-      fit.reason = short_by + ", but " + unchecked_need;
+      fit.reason = short_by + ", but " + (recorded_need ? recorded_caveats + " (" + memory_size(kRecordedCaveatMargin) +
+                                                              " is kept)"
+                                                        : unchecked_need);
     }
     return;
   }
   fit.verdict = PackageFit::Verdict::kUncertain;
-  if (!exact_need) {
+  if (!exact_need && !recorded_need) {
     fit.reason = unchecked_need;
   } else if (!memory.memory_is_runtime_total()) {
     fit.reason = "the memory is the vendor's nominal size; the runtime reports less, by an amount not known here";
   } else {
     const bool published = memory.memory_figure == GpuMemory::Figure::kReported;
     const bool allowance = !memory.outside_allocator_measured();
-    const std::uint64_t margin = std::max(published ? kPublishedTotalMargin : 0,
-                                          allowance ? memory.memory_bytes / 1000 * kAllowanceMarginPerMille : 0);
+    const std::uint64_t margin = std::max({published ? kPublishedTotalMargin : 0,
+                                           allowance ? memory.memory_bytes / 1000 * kAllowanceMarginPerMille : 0,
+                                           recorded_need ? kRecordedCaveatMargin : 0});
     std::string figures = published ? "a published runtime total (drivers differ by up to ~115 MiB)"
                                     : "the runtime total measured";
     figures += allowance ? " and an allowance for the footprint outside the allocator" : ", the footprint too";
+    if (recorded_need) figures += "; " + recorded_caveats;
     if (static_cast<std::uint64_t>(fit.headroom_bytes) < margin) {
       fit.reason = "less than " + memory_size(margin) + " to spare on " + figures;
     } else {
@@ -268,7 +295,7 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
   std::map<std::string, const GpuMemory*> memory_of;
   for (const GpuMemory& row : gpu_memory) memory_of[row.gpu] = &row;
   // The predicted peak reserved, and whether a caveat leaves it unchecked (PackageFit).
-  std::map<std::tuple<std::uint64_t, std::uint64_t, bool>, std::pair<std::uint64_t, std::string>> peak_of;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, bool>, PredictedPeak> peak_of;
   std::set<std::string> priced;
   for (const CatalogEntry& entry : calculator.catalog().entries()) {
     if (!priced.insert(entry.gpu).second) continue;  // one row per GPU model
@@ -302,8 +329,9 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
         if (std::find(report.caveats.begin(), report.caveats.end(), caveat) == report.caveats.end())
           report.caveats.push_back(caveat);
     }
-    fit.predicted_peak_reserved_bytes = predicted->second.first;
-    fit.required_unchecked = predicted->second.second;
+    fit.predicted_peak_reserved_bytes = predicted->second.bytes;
+    fit.required_unchecked = predicted->second.unchecked;
+    std::uint64_t recorded_bound = predicted->second.recorded_bound_bytes;
     fit.required_bytes = fit.predicted_peak_reserved_bytes + fit.memory.outside_allocator_bytes;
     fit.headroom_bytes = static_cast<std::int64_t>(fit.memory.memory_bytes) - static_cast<std::int64_t>(fit.required_bytes);
     // Past the card's memory the allocator frees its cached segments before it gives up
@@ -316,18 +344,19 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
                                             ? fit.memory.memory_bytes - fit.memory.outside_allocator_bytes
                                             : 1;
       try {
-        const auto [peak, unchecked] = peak_reserved(MemoryPredictor::predict(configuration, capped));
+        const PredictedPeak peak = peak_reserved(MemoryPredictor::predict(configuration, capped));
         capped_note = "; only once the allocator has freed " +
-                      grouped_count(fit.predicted_peak_reserved_bytes - peak) + " bytes of cached segments";
-        fit.predicted_peak_reserved_bytes = peak;
-        fit.required_unchecked = unchecked;
-        fit.required_bytes = peak + fit.memory.outside_allocator_bytes;
+                      grouped_count(fit.predicted_peak_reserved_bytes - peak.bytes) + " bytes of cached segments";
+        fit.predicted_peak_reserved_bytes = peak.bytes;
+        fit.required_unchecked = peak.unchecked;
+        recorded_bound = peak.recorded_bound_bytes;
+        fit.required_bytes = peak.bytes + fit.memory.outside_allocator_bytes;
         fit.headroom_bytes = static_cast<std::int64_t>(fit.memory.memory_bytes) - static_cast<std::int64_t>(fit.required_bytes);
       } catch (const OutOfMemory&) {
         capped_note = ": out of memory even after the allocator frees its cached segments";
       }
     }
-    judge(fit);
+    judge(fit, recorded_bound);
     fit.reason += capped_note;
     if (rate && fit.quote && entry.covers_device(rate->device))
       fit.tokens_cost = generated_tokens_cost(rate->device, rate->rate, *fit.quote);

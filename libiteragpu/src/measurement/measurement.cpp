@@ -400,7 +400,7 @@ std::string Measurement::to_text() const {
   }
   std::vector<PeakRow> peaks;
   for (const PhaseRow& row : phases)
-    peaks.push_back({peak_row_label(row.phase, row.sequence, row.step, row.repeat), row.end, "", ""});
+    peaks.push_back({peak_row_label(row.phase, row.sequence, row.step, row.repeat), row.end, "", "", ""});
   text += "\n" + peak_summary_lines(peaks);
   text += timing_text(timing);
   if (run) text += workload->run_text(*run);

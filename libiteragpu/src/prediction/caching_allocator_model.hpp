@@ -33,9 +33,7 @@ class CachingAllocatorModel {
   // is and two others are not.
   CachingAllocatorModel() = default;
   // Laid out downward instead: each new segment below the previous ones. The fine-tuning
-  // prediction's (Workload::segments_laid_downward): against the H100's fine-tuning cells,
-  // downward makes 6 of the 9 recorded cells exact in every counter, upward 4
-  // (docs/commands/predict.md, "Fine-tuning").
+  // prediction runs both orders and keeps the larger counters (Workload::segment_layout).
   struct Downward {};
   explicit CachingAllocatorModel(Downward) : downward_(true) {}
   // Replaying a recorded run: the i-th new segment at the i-th address cudaMalloc returned.

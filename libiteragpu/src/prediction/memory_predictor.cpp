@@ -27,7 +27,7 @@ namespace iteragpu {
 namespace {
 
 constexpr const char* kPredictionSchema = "iteragpu.prediction";
-constexpr int kPredictionSchemaVersion = 2;
+constexpr int kPredictionSchemaVersion = 3;
 
 // PyTorch's defaults (aten/src/ATen/cuda/CublasHandlePool.cpp): cuBLAS gets ":4096:8" (32 MiB)
 // on compute capability 9.0 and ":4096:2:16:8" (8 MiB + 128 KiB) elsewhere; cuBLASLt gets
@@ -104,6 +104,8 @@ void mark_uncertain_counters(std::vector<PhasePrediction>& rows, const std::vect
   for (std::size_t i = 0; i < rows.size(); ++i) {
     unsigned marked = 0;
     bool every_caveat_a_lower_bound = true;
+    bool every_caveat_recorded = true;
+    std::uint64_t recorded_bound = 0;
     for (const PredictionCaveat& caveat : caveats) {
       unsigned counters = 0;
       switch (caveat.reach) {
@@ -120,11 +122,27 @@ void mark_uncertain_counters(std::vector<PhasePrediction>& rows, const std::vect
       if (counters == 0) continue;
       marked |= counters;
       every_caveat_a_lower_bound = every_caveat_a_lower_bound && caveat.lower_bound;
+      every_caveat_recorded = every_caveat_recorded && caveat.recorded_bound_bytes > 0;
+      recorded_bound += caveat.recorded_bound_bytes;
     }
     rows[i].uncertain_counters.clear();
     for (const auto& [bit, name] : kNames)
       if (marked & bit) rows[i].uncertain_counters.push_back(name);
     rows[i].lower_bound = marked != 0 && every_caveat_a_lower_bound;
+    rows[i].recorded_bound_bytes = marked != 0 && every_caveat_recorded ? recorded_bound : 0;
+  }
+}
+
+// Counter by counter, the larger of two runs of the same rows (Workload::SegmentLayout).
+void keep_larger_counters(std::vector<PhasePrediction>& rows, const std::vector<PhasePrediction>& other) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (auto [counters, others] : {std::pair{&rows[i].baseline, &other.at(i).baseline},
+                                    std::pair{&rows[i].end, &other.at(i).end}}) {
+      counters->allocated_bytes = std::max(counters->allocated_bytes, others->allocated_bytes);
+      counters->reserved_bytes = std::max(counters->reserved_bytes, others->reserved_bytes);
+      counters->peak_allocated_bytes = std::max(counters->peak_allocated_bytes, others->peak_allocated_bytes);
+      counters->peak_reserved_bytes = std::max(counters->peak_reserved_bytes, others->peak_reserved_bytes);
+    }
   }
 }
 
@@ -171,8 +189,9 @@ class ModelledAllocator final : public AllocationRecorder {
 // Backend over the caching-allocator model: the workload's steps, as allocations.
 class AllocatorModelBackend final : public Backend {
  public:
-  AllocatorModelBackend(const Workload& workload, const PredictionTarget& target, bool cublaslt_used)
-      : allocator_(target, cublaslt_used, workload.segments_laid_downward()), steps_(workload.step_allocations()) {}
+  AllocatorModelBackend(const Workload& workload, const PredictionTarget& target, bool cublaslt_used,
+                        bool segments_downward)
+      : allocator_(target, cublaslt_used, segments_downward), steps_(workload.step_allocations()) {}
 
   BackendStatus describe(int, StackReport&) override { return unsupported(); }
   BackendStatus open(const WorkloadSpec&) override { return BackendStatus::Ok(); }
@@ -378,12 +397,20 @@ MemoryPrediction predict_checked(const MeasureConfiguration& request, const Pred
   PredictionTarget modelled = target;
   if (settings.cublaslt_unified) modelled.cublaslt_workspace_bytes = 0;  // shares cuBLAS's
 
-  AllocatorModelBackend backend(*workload, modelled, prediction.cublaslt_used);
-  prediction.phases.reserve(static_cast<std::size_t>(phase_row_count(request, *workload)));
-  run_phase_protocol(backend, request, *workload, 0, [&](PhaseRow row) {
-    prediction.phases.push_back({row.phase, row.repeat, row.forwards, row.sequence, row.step, row.baseline, row.end,
-                                 {}, false});
-  });
+  // The workload's steps on the allocator model, with new segments laid upward or downward
+  // (an out-of-memory in either is the prediction's).
+  auto modelled_rows = [&](bool segments_downward) {
+    AllocatorModelBackend backend(*workload, modelled, prediction.cublaslt_used, segments_downward);
+    std::vector<PhasePrediction> rows;
+    rows.reserve(static_cast<std::size_t>(phase_row_count(request, *workload)));
+    run_phase_protocol(backend, request, *workload, 0, [&](PhaseRow row) {
+      rows.push_back({row.phase, row.repeat, row.forwards, row.sequence, row.step, row.baseline, row.end, {}, false});
+    });
+    return rows;
+  };
+  prediction.phases = modelled_rows(false);
+  if (workload->segment_layout() == Workload::SegmentLayout::kLargerOfBoth)
+    keep_larger_counters(prediction.phases, modelled_rows(true));
   mark_uncertain_counters(prediction.phases, caveats);
   return prediction;
 }
@@ -424,6 +451,7 @@ std::string MemoryPrediction::to_json() const {
     write_phase_identity(json, row.phase, row.repeat, row.forwards, row.sequence, row.step);
     write_phase_counters(json, row.baseline, row.end);
     json.key("uncertain_counters").value(row.uncertain_counters).key("lower_bound").value(row.lower_bound);
+    json.key("recorded_bound_bytes").value(row.recorded_bound_bytes);
     json.end_object();
   }
   json.end_array();
@@ -464,11 +492,23 @@ std::string MemoryPrediction::to_text() const {
                  : std::string(row.lower_bound ? ">=" : "~");
     };
     peaks.push_back({peak_row_label(row.phase, row.sequence, row.step, row.repeat), row.end,
-                     mark("peak_reserved_bytes"), mark("peak_allocated_bytes")});
+                     mark("peak_reserved_bytes"), mark("peak_allocated_bytes"), mark("reserved_bytes.end")});
   }
   text += "\n" + peak_summary_lines(peaks);
   if (lower_bounds) text += ">= marks a counter a caveat below leaves unchecked, that can only be higher.\n";
   if (may_differ) text += "~ marks a counter a caveat below leaves unchecked, that may differ either way.\n";
+  std::uint64_t recorded_bound = 0;  // the largest of the marked rows', where each has one
+  for (const PhasePrediction& row : phases) {
+    if (row.uncertain_counters.empty()) continue;
+    if (row.recorded_bound_bytes == 0) {
+      recorded_bound = 0;
+      break;
+    }
+    recorded_bound = std::max(recorded_bound, row.recorded_bound_bytes);
+  }
+  if (recorded_bound)
+    text += "In the recorded cells those caveats moved a counter by at most " + bytes_and_size(recorded_bound) +
+            ".\n";
   text += "\nPredicted caching-allocator counters (bytes) of one process on one GPU; not the CUDA "
           "context or other processes. Rules:\n";
   for (const std::string& rule : prediction_rules(*workload)) text += "  - " + rule + "\n";

@@ -63,7 +63,7 @@ std::string peak_summary_lines(const std::vector<PeakRow>& rows) {
   return "Peak reserved:  " + reserved->reserved_mark + bytes_and_size(reserved->end.peak_reserved_bytes) + ", first in " +
          reserved->label + "\n" + "Peak allocated: " + allocated->allocated_mark +
          bytes_and_size(allocated->end.peak_allocated_bytes) + ", first in " + allocated->label + "\n" +
-         "Reserved at the end: " + bytes_and_size(rows.back().end.reserved_bytes) + "\n";
+         "Reserved at the end: " + rows.back().end_reserved_mark + bytes_and_size(rows.back().end.reserved_bytes) + "\n";
 }
 
 }  // namespace iteragpu

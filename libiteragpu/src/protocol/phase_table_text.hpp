@@ -39,6 +39,7 @@ struct PeakRow {
   AllocatorCounters end;
   std::string reserved_mark;   // before peak_reserved_bytes
   std::string allocated_mark;  // before peak_allocated_bytes
+  std::string end_reserved_mark;  // before reserved_bytes.end
 };
 std::string peak_summary_lines(const std::vector<PeakRow>& rows);
 

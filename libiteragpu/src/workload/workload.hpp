@@ -97,6 +97,9 @@ struct PredictionCaveat {
   std::string text;
   Reach reach = Reach::kEveryCounter;
   bool lower_bound = false;  // the counters can only be higher than predicted
+  // The most a counter it reaches differed from the measurement, either way, in the recorded
+  // cells it applies to (the text says which); 0 where nothing bounds it.
+  std::uint64_t recorded_bound_bytes = 0;
 };
 
 class Workload {
@@ -114,10 +117,13 @@ class Workload {
     (void)major, (void)minor;
     return {};
   }
-  // Whether the predictor's allocator model lays new segments each below the previous ones
-  // rather than one after another upward (CachingAllocatorModel: which of two equal free
-  // blocks a best fit takes depends on where CUDA put their segments).
-  virtual bool segments_laid_downward() const { return false; }
+  // How the predictor's allocator model lays out new segments (CachingAllocatorModel: which of
+  // two equal free blocks a best fit takes depends on where CUDA put their segments, which a
+  // prediction cannot know). kUpward: one after another. kLargerOfBoth: the model runs with
+  // each segment above the previous and with each below, and the prediction is, counter by
+  // counter, the larger of the two, so that where the order matters it errs high.
+  enum class SegmentLayout { kUpward, kLargerOfBoth };
+  virtual SegmentLayout segment_layout() const { return SegmentLayout::kUpward; }
   // The checkpoint it runs, as a measurement records it; none for the synthetic MLP.
   virtual std::optional<CheckpointRecord> checkpoint_record() const { return std::nullopt; }
 
