@@ -39,6 +39,7 @@ DEFAULT_FILES = [
     os.path.join(RECORDED, "training-conformance-h200-2026-12-06.json"),
     os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06.json"),
     os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-d17b743.json"),
+    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-fe5b426.json"),
 ]
 # training_reference.py's --lora-rank default; training_conformance.py runs the loop and the
 # tool with their defaults, so its summaries do not record the rank. The parameter check

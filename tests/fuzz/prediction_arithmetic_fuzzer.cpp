@@ -39,7 +39,7 @@ class Recorder final : public iteragpu::AllocationRecorder {
   void gemm_workspaces(bool) override {
     if (!workspace_) workspace_ = true, model.allocate(std::uint64_t{32} << 20);
   }
-  void backward_gemm_workspace() override {}
+  void backward_gemm_workspaces(bool) override {}
   CachingAllocatorModel model;
 
  private:

@@ -8,7 +8,8 @@
 The record holds, per cell (SHAPE:DTYPE:full|lora:BATCH:CONTEXT[:gc], 3 steps, LoRA at its
 defaults), the rows `iteragpu measure --model DIR --train` measured (key "iteragpu"); the
 gradient-checkpointing (:gc) cells of the Python loop's allocator traces
-(training-traces-h100-2026-12-06.tar.gz) are checked against the loop's own rows. The predictor reads
+(training-traces-h100-2026-12-06.tar.gz, training-traces-qwen2-gc-h100-2026-12-06.tar.gz) are
+checked against the loop's own rows. The predictor reads
 only config.json and the safetensors headers, so each checkpoint is written here with the
 recorded shape as headers over sparse data, as checkpoint_prediction_check.py writes them.
 Every counter of every row of the prediction must equal the measurement's, except the known
@@ -36,9 +37,13 @@ RECORDED = os.path.join(HERE, "..", "conformance", "recorded")
 # The measurements, oldest first: a cell measured again in a later record (after a change of the
 # module) is checked against the latest.
 RECORDS = [os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06.json"),
-           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-d17b743.json")]
+           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-d17b743.json"),
+           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-fe5b426.json")]
 PEAKS = os.path.join(HERE, "..", "data", "training-predicted-peaks.json")
-TRACES = os.path.join(RECORDED, "training-traces-h100-2026-12-06.tar.gz")
+# The Python loop's allocator traces: the two-layer cells, then Qwen2 LoRA with gradient
+# checkpointing (its projections' biases: the engine thread's cuBLASLt workspace).
+TRACES = [os.path.join(RECORDED, "training-traces-h100-2026-12-06.tar.gz"),
+          os.path.join(RECORDED, "training-traces-qwen2-gc-h100-2026-12-06.tar.gz")]
 
 COUNTERS = (("allocated_bytes", "baseline", "allocated_baseline"), ("allocated_bytes", "end", "allocated_end"),
             ("reserved_bytes", "baseline", "reserved_baseline"), ("reserved_bytes", "end", "reserved_end"),
@@ -46,14 +51,15 @@ COUNTERS = (("allocated_bytes", "baseline", "allocated_baseline"), ("allocated_b
 
 # (cell, row, counter): predicted - measured, for the differences the prediction is known to
 # have (docs/commands/predict.md, "Fine-tuning"): 2 or 8 MiB more reserved, or a large block
-# handed out unsplit. None may be negative: the prediction is, counter by counter, the larger of
-# its two segment layouts, and a counter below the measurement fails the check whatever this says. Where the recorded traces (tests/conformance/recorded/
-# training-traces-*.tar.gz, Qwen2 LoRA at 1 x 128 and 2 x 1024) show every request and free of
-# such a cell, the model makes the same ones; the counters differ where a request reuses another
-# cached block than on the GPU, whose segments CUDA put in another order than the model's.
+# handed out unsplit. Where the recorded traces (tests/conformance/recorded/
+# training-traces-*.tar.gz) show every request and free of such a cell, the model makes the same
+# ones; the counters differ where a request reuses another cached block than on the GPU, whose
+# segments CUDA put where the model's two layouts do not. None may be negative: the prediction is,
+# counter by counter, the larger of its two layouts, and a counter below the measurement fails
+# the check whatever this says.
 KNOWN = {
     # Cells without gradient checkpointing: 2 or 8 MiB more reserved, or a block handed out unsplit
-    # (0.75 or 1.1 MiB more allocated), where the larger of the two layouts is the other one"s.
+    # (0.75 or 1.1 MiB more allocated), where the larger of the two layouts is the other one's.
     ("qwen2-1.5b:bfloat16:lora:2:1024", "optimizer-1", "reserved_end"): +2097152,
     ("qwen2-1.5b:bfloat16:lora:2:1024", "optimizer-1", "peak_reserved"): +2097152,
     ("qwen2-1.5b:bfloat16:lora:2:1024", "forward-2", "reserved_baseline"): +2097152,
@@ -121,27 +127,12 @@ KNOWN = {
     ("qwen2-1.5b:bfloat16:lora:1:256", "optimizer-3", "reserved_baseline"): +2097152,
     ("qwen2-1.5b:bfloat16:lora:1:256", "optimizer-3", "reserved_end"): +2097152,
     ("qwen2-1.5b:bfloat16:lora:1:256", "optimizer-3", "peak_reserved"): +2097152,
-    # Gradient checkpointing, measured by the module on the H100 (d17b743, before the embedding"s
-    # output required grad under it: the measurement the loop"s own row below replaces).
+    # Gradient checkpointing (measured by the module on the H100, fe5b426 and d17b743): 2 or 4 MiB
+    # more reserved from the first backward or the second on; the two-layer LoRA cell as the loop's
+    # own trace below (fed the segment addresses the trace records, the model equals every counter).
     ("llama-2-layers:bfloat16:lora:1:128:gc", "backward-1", "reserved_end"): +2097152,
     ("llama-2-layers:bfloat16:lora:1:128:gc", "backward-1", "peak_reserved"): +2097152,
     ("llama-2-layers:bfloat16:lora:1:128:gc", "optimizer-1", "reserved_baseline"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "backward-2", "reserved_end"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "backward-2", "peak_reserved"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "optimizer-2", "reserved_baseline"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "optimizer-2", "reserved_end"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "optimizer-2", "peak_reserved"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "forward-3", "reserved_baseline"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "forward-3", "reserved_end"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "forward-3", "peak_reserved"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "backward-3", "reserved_baseline"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "backward-3", "reserved_end"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "backward-3", "peak_reserved"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "optimizer-3", "reserved_baseline"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "optimizer-3", "reserved_end"): +2097152,
-    ("llama-2-layers:bfloat16:lora:1:128:gc", "optimizer-3", "peak_reserved"): +2097152,
-    # Gradient checkpointing, measured by the module on the H100 (d17b743): 2 or 4 MiB more reserved
-    # from the first backward or the second on.
     ("llama-8b:bfloat16:lora:4:2048:gc", "backward-1", "reserved_end"): +4194304,
     ("llama-8b:bfloat16:lora:4:2048:gc", "backward-1", "peak_reserved"): +4194304,
     ("llama-8b:bfloat16:lora:4:2048:gc", "optimizer-1", "reserved_baseline"): +4194304,
@@ -179,9 +170,7 @@ KNOWN = {
     ("llama-1b:bfloat16:full:1:512:gc", "optimizer-3", "reserved_baseline"): +2097152,
     ("llama-1b:bfloat16:full:1:512:gc", "optimizer-3", "reserved_end"): +2097152,
     ("llama-1b:bfloat16:full:1:512:gc", "optimizer-3", "peak_reserved"): +2097152,
-    # The Python loop"s traced gradient-checkpointing LoRA cell: the same requests and frees in
-    # the same order; one 2 MiB small-pool segment more predicted from backward 1 to optimizer 1
-    # (fed the segment addresses the trace records, the model equals every counter).
+    # The Python loop's own trace of that cell: the same requests and frees in the same order.
     ("loop llama-2-layers:bfloat16:lora:1:128:gc", "backward-1", "reserved_end"): +2097152,
     ("loop llama-2-layers:bfloat16:lora:1:128:gc", "backward-1", "peak_reserved"): +2097152,
     ("loop llama-2-layers:bfloat16:lora:1:128:gc", "optimizer-1", "reserved_baseline"): +2097152,
@@ -221,11 +210,12 @@ def main():
     # The recorded measurements, then the Python loop's rows of the traced gradient-checkpointing
     # cells (the loop is the peer the measurements equal).
     cells = [(name, name, rows, steps) for name, (rows, steps) in measured_cells.items()]
-    with tarfile.open(TRACES) as archive:
-        for member in archive.getmembers():
-            if member.name.endswith("_gc.json"):
-                traced = json.load(archive.extractfile(member))
-                cells.append(("loop " + traced["cell"], traced["cell"], traced["result"]["rows"], traced["steps"]))
+    for traces in TRACES:
+        with tarfile.open(traces) as archive:
+            for member in archive.getmembers():
+                if member.name.endswith("_gc.json"):
+                    traced = json.load(archive.extractfile(member))
+                    cells.append(("loop " + traced["cell"], traced["cell"], traced["result"]["rows"], traced["steps"]))
     try:
         for label, name, measured, steps in cells:
             shape, dtype, method, batch, context = name.split(":")[:5]

@@ -159,31 +159,33 @@ class ModelledAllocator final : public AllocationRecorder {
 
   Block allocate(std::uint64_t bytes) override { return allocator_.allocate(bytes); }
   void free(Block block) override { allocator_.free(block); }
-  // Each workspace is allocated inside the first GEMM that uses it, after its output, and stays.
-  void gemm_workspaces(bool bias_fused) override {
-    if (!cublas_workspace_allocated_) {
-      cublas_workspace_allocated_ = true;
-      allocator_.allocate(target_.cublas_workspace_bytes);
-    }
-    if (bias_fused && cublaslt_used_ && !cublaslt_workspace_allocated_ && target_.cublaslt_workspace_bytes > 0) {
-      cublaslt_workspace_allocated_ = true;
-      allocator_.allocate(target_.cublaslt_workspace_bytes);
-    }
-  }
-  void backward_gemm_workspace() override {
-    if (backward_workspace_allocated_) return;
-    backward_workspace_allocated_ = true;
-    allocator_.allocate(target_.cublas_workspace_bytes);
-  }
+  // Each workspace is allocated inside the first GEMM of its thread that uses it, after its
+  // output, and stays: the main thread's, and the autograd engine's thread's.
+  void gemm_workspaces(bool bias_fused) override { allocate_workspaces(main_thread_, bias_fused); }
+  void backward_gemm_workspaces(bool bias_fused) override { allocate_workspaces(engine_thread_, bias_fused); }
   CachingAllocatorModel& allocator() { return allocator_; }
 
  private:
+  // Which of a thread's cuBLAS handle's workspaces exist.
+  struct ThreadWorkspaces {
+    bool cublas = false;
+    bool cublaslt = false;
+  };
+  void allocate_workspaces(ThreadWorkspaces& thread, bool bias_fused) {
+    if (!thread.cublas) {
+      thread.cublas = true;
+      allocator_.allocate(target_.cublas_workspace_bytes);
+    }
+    if (bias_fused && cublaslt_used_ && !thread.cublaslt && target_.cublaslt_workspace_bytes > 0) {
+      thread.cublaslt = true;
+      allocator_.allocate(target_.cublaslt_workspace_bytes);
+    }
+  }
+
   PredictionTarget target_;
   bool cublaslt_used_;
   CachingAllocatorModel allocator_;
-  bool cublas_workspace_allocated_ = false;
-  bool cublaslt_workspace_allocated_ = false;
-  bool backward_workspace_allocated_ = false;
+  ThreadWorkspaces main_thread_, engine_thread_;
 };
 
 // Backend over the caching-allocator model: the workload's steps, as allocations.

@@ -36,6 +36,8 @@ using Count = CheckedCount;
 constexpr std::uint64_t kFloat32 = 4, kInt64 = 8;
 // cuDNN attention's forward: the philox seed and offset (int64 each) and a workspace it frees.
 constexpr std::uint64_t kPhiloxBytes = 8, kAttentionForwardWorkspace = 256;
+// The position ids' cumsum's scan storage (check_single_sequences).
+constexpr std::uint64_t kScanStorageBytes = 256 + 2 * 512 + 255;
 
 Count u(std::int64_t value) { return Count(static_cast<std::uint64_t>(value)); }
 
@@ -336,7 +338,7 @@ class TrainingSteps final : public StepAllocations {
   // GEMMs of the backward: the engine's thread has its own cuBLAS workspace.
   Tensor backward_gemm(Count bytes) {
     Tensor output = fresh(bytes);
-    r_->backward_gemm_workspace();
+    r_->backward_gemm_workspaces(/*bias_fused=*/false);
     return output;
   }
 
@@ -476,7 +478,7 @@ class TrainingSteps final : public StepAllocations {
     std::shared_ptr<Node> node = node_for(inputs, std::move(saved));
     Tensor output = fresh(output_bytes);
     if (recomputing_) {
-      r_->backward_gemm_workspace();  // a recomputation runs on the engine's thread
+      r_->backward_gemm_workspaces(bias != nullptr);  // a recomputation runs on the engine's thread
     } else {
       r_->gemm_workspaces(bias != nullptr);
     }
@@ -680,9 +682,8 @@ class TrainingSteps final : public StepAllocations {
   // create_causal_mask without a cache: find_packed_sequence_indices on the [1, positions]
   // position ids (DecoderModel::check_single_sequences): the first value minus one (int64),
   // diff with it prepended (a cat, then the difference), .ne(1) (bool) and its cumsum (int64:
-  // the result, the bool input cast, and the scan's temporary storage, the cast's size plus
-  // 255 alignment bytes as the H100 traces show it), then [:, -1] == 0 and .all() (one bool
-  // each), all freed on return.
+  // the result, the bool input cast, and the scan's temporary storage), then [:, -1] == 0 and
+  // .all() (one bool each), all freed on return.
   void check_single_sequences() {
     const Count positions = context_;
     Tensor first_position_minus_one = fresh(kInt64);  // transformers names it first_dummy_value
@@ -696,7 +697,10 @@ class TrainingSteps final : public StepAllocations {
       Tensor not_one = fresh(positions);
       packed_sequence_mask = fresh(positions * kInt64);
       Tensor cast = fresh(positions * kInt64);
-      fresh(positions * kInt64 + Count(255));
+      // CUB's decoupled look-back storage: a status byte and two int64 values per tile, each
+      // array padded by 32 tiles and aligned to 256 bytes, plus 255: 1,535 bytes up to 32 tiles,
+      // as the H100 traces show it at 128 and 256 positions.
+      fresh(Count(kScanStorageBytes));
     }
     {
       Tensor last_is_zero = fresh(1);

@@ -111,17 +111,10 @@ class TrainingWorkload final : public CheckpointWorkload {
   }
 
   // A checkpoint read from its folder is predicted (training_allocations.cpp), unless SDPA
-  // would run outside its grouped-query path, as for generation, or with gradient checkpointing.
+  // would run outside its grouped-query path, as for generation.
   bool predictable() const override { return prediction_refusal().empty(); }
   std::string prediction_refusal() const override {
-    std::string refusal = checkpoint_prediction_refusal("iteragpu measure --model DIR --train " + method_);
-    if (!refusal.empty()) return refusal;
-    const DecoderArchitecture& a = checkpoint_.architecture;
-    if (gradient_checkpointing_ && (a.qkv_bias || a.o_proj_bias || a.mlp_bias))
-      return "gradient checkpointing of projections with a bias is not predicted yet (the recomputation runs their "
-             "bias-fused GEMMs on the backward's thread, whose cuBLASLt workspace is not modelled); measure it with "
-             "iteragpu measure --model DIR --train " + method_ + " --gradient-checkpointing";
-    return {};
+    return checkpoint_prediction_refusal("iteragpu measure --model DIR --train " + method_);
   }
   // Against the recorded H100 cells, either order alone is below the measurement in some
   // cell; the larger of both never is (docs/commands/predict.md, "Fine-tuning").
@@ -136,14 +129,14 @@ class TrainingWorkload final : public CheckpointWorkload {
     caveats.push_back({"which cached block a request reuses, and so the reserved bytes and the bytes of a block handed "
                        "out unsplit, depends on where CUDA put each segment, which the model cannot know: it lays "
                        "them out each above the previous and each below, and predicts, counter by counter, the "
-                       "larger; against the 13 recorded H100 cells it is never below the measurement and at most "
+                       "larger; against the 14 recorded H100 cells it is never below the measurement and at most "
                        "8 MiB above it, from the first forward on",
                        PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false, kLargestPlacementDifference});
     if (gradient_checkpointing_)
       caveats.push_back({"with gradient checkpointing, the position ids' cumsum (transformers' packed-sequence check) "
-                         "takes scan storage that CUB sizes for the GPU and the length, modelled as recorded on the "
-                         "H100 at 128 positions (the int64 input's bytes plus 255); the small blocks after it may "
-                         "land otherwise (the recorded cells, 128 to 2,048 positions, differ by at most 4 MiB)",
+                         "takes scan storage that CUB sizes for the GPU and the length, modelled as the H100 traces "
+                         "show it at 128 and 256 positions (1,535 bytes: up to 32 tiles); the small blocks after it "
+                         "may land otherwise (the recorded cells, 128 to 2,048 positions, differ by at most 4 MiB)",
                          PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false,
                          kLargestCheckpointingDifference});
     if (checkpoint_.architecture.qk_norm)

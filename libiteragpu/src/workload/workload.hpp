@@ -39,10 +39,11 @@ class AllocationRecorder {
   // cuBLAS workspace, the first bias-fused one (at::addmm's cuBLASLt path) the cuBLASLt
   // workspace.
   virtual void gemm_workspaces(bool bias_fused) = 0;
-  // Called inside every GEMM of an autograd backward, after its output is allocated: the
-  // engine runs on its own thread, whose cuBLAS handle has its own workspace (the cuBLAS one:
-  // a backward's GEMMs are mm's), allocated by its first GEMM.
-  virtual void backward_gemm_workspace() = 0;
+  // Called inside every GEMM on the autograd engine's thread (a backward's, a gradient
+  // checkpoint's recomputation), after its output is allocated: that thread's cuBLAS handle has
+  // its own workspaces, the cuBLAS one allocated by its first GEMM, the cuBLASLt one by its first
+  // bias-fused GEMM (only a recomputation has any: a backward's GEMMs are mm's).
+  virtual void backward_gemm_workspaces(bool bias_fused) = 0;
 };
 
 // The allocations of one run's forwards, and what they keep from one forward to the next
