@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -56,27 +57,16 @@ class PackageFitTest : public ::testing::Test {
                "amd,AMD GPU,7,10000,1,2026-12-02,illustrative test prices,AMD GPU\n");
   }
 
-  PackageFitRequest request() const {
+  // The checkpoint at batch 2, context 8: generating 3 tokens unless the workload's options
+  // say otherwise (a fine-tuning step).
+  PackageFitRequest request(const std::map<std::string, std::string>& workload_options = {{"new-tokens", "3"}}) const {
     PackageFitRequest r;
     MeasureRequest m;
     m.device = "";
     m.model = model_;
     m.batch = "2";
     m.context = "8";
-    m.workload_options["new-tokens"] = "3";
-    r.configuration = MeasureConfiguration::parse(m);
-    return r;
-  }
-
-  // A LoRA fine-tuning step of the checkpoint instead of generation.
-  PackageFitRequest training_request() const {
-    PackageFitRequest r;
-    MeasureRequest m;
-    m.device = "";
-    m.model = model_;
-    m.batch = "2";
-    m.context = "8";
-    m.workload_options["train"] = "lora";
+    m.workload_options = workload_options;
     r.configuration = MeasureConfiguration::parse(m);
     return r;
   }
@@ -196,7 +186,7 @@ TEST_F(PackageFitTest, APublishedTotalAndAnAllowanceFitOnlyWithTheirMargins) {
 // A fine-tuning step's peak carries the segment-layout caveat, whose effect the recorded cells
 // bound (8 MiB): judged as exact with 1 GiB kept either way, "uncertain" within it.
 TEST_F(PackageFitTest, ACaveatBoundedByTheRecordedCellsKeepsOneGibEitherWay) {
-  const PackageFitRequest training = training_request();
+  const PackageFitRequest training = request({{"train", "lora"}});
   const std::uint64_t gib = std::uint64_t{1} << 30;
   const std::uint64_t outside = 2 * gib;  // so that the card can be 1 GiB short of the tiny step
   const std::uint64_t needed = peak(training) + outside;
