@@ -889,11 +889,14 @@ std::vector<std::string> training_allocation_rules() {
       "sum); its thread's first GEMM allocates its own cuBLAS workspace; cuDNN attention's backward allocates dq, dk, "
       "dv and a workspace of batch × heads × positions × (8 × head_dim + 4) + 256 bytes. Then the loss, the logits "
       "and the KV cache are freed.",
-      "gradient checkpointing: no KV cache; find_packed_sequence_indices' small temporaries on the position ids; "
-      "each decoder layer's forward keeps its input (and the call's cos, sin and position ids) and, for each tensor "
-      "an op saves, only an empty holder; the backward's first node of the layer that saved one recomputes the "
-      "layer from its input with autograd recording, on the engine's thread, filling the holders and stopping at "
-      "the last (before that op's output is allocated); each node takes its tensors out when it runs.",
+      "gradient checkpointing: the embedding's output requires grad (enable_input_require_grads: a frozen table's "
+      "is a leaf, its gradient kept until the graph goes); no KV cache, so the values' gradient needs no copy back; "
+      "find_packed_sequence_indices' small temporaries on the position ids; each decoder layer's forward keeps its "
+      "input (and the call's cos, sin and position ids) and, for each tensor an op saves, only an empty holder; the "
+      "backward's first node of the layer that saved one recomputes the layer from its input with autograd "
+      "recording, on the engine's thread (its first bias-fused GEMM allocates that thread's cuBLASLt workspace), "
+      "filling the holders and stopping at the last (before that op's output is allocated); each node takes its "
+      "tensors out when it runs.",
       "optimizer: AdamW (foreach): the first step allocates exp_avg and exp_avg_sq of each trained parameter in "
       "order; every step allocates _foreach_sqrt's list and frees it; then the gradients are freed.",
   };
