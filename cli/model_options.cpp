@@ -93,8 +93,8 @@ MeasureConfiguration measure_configuration_from(const po::variables_map& values,
     }
   }
   request.timeout = given("timeout");
-  request.warmup = text_option(values, "warmup", request.warmup);
-  request.repeats = text_option(values, "repeats", request.repeats);
+  request.warmup = given("warmup");
+  request.repeats = given("repeats");
   request.seed = text_option(values, "seed", request.seed);
   request.output = output_option(values);
   request.backend_path = text_option(values, "backend", request.backend_path);

@@ -90,7 +90,7 @@ class PhaseMeasurer:
     """Measures in a fresh worker process unless in_process=True."""
     def measure(self, *, device: str = ..., batch: IntText = ..., context: IntText = ...,
                 width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
-                warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
+                warmup: Optional[IntText] = ..., repeats: Optional[IntText] = ..., seed: IntText = ...,
                 output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
                 in_process: bool = ...,
                 progress: Progress = ..., model: Optional[PathArg] = ...,
@@ -111,7 +111,7 @@ def predict(*, device: Optional[str] = ..., compute_capability: Optional[Union[s
 
 def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
             width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
-            warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
+            warmup: Optional[IntText] = ..., repeats: Optional[IntText] = ..., seed: IntText = ...,
             output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
             in_process: bool = ...,
             progress: Progress = ..., model: Optional[PathArg] = ...,
@@ -119,8 +119,8 @@ def measure(*, device: str = ..., batch: IntText = ..., context: IntText = ...,
             **workload_options: Union[IntText, bool, None]) -> Union[Measurement, MeasurementSummary]: ...
 def sweep(vary: Literal["batch", "context", "width", "hidden", "new-tokens"], *, budget: IntText = ...,
           device: str = ..., batch: IntText = ..., context: IntText = ..., width: Optional[IntText] = ...,
-          hidden: Optional[IntText] = ..., dtype: Optional[str] = ..., warmup: IntText = ...,
-          repeats: IntText = ..., seed: IntText = ..., output: Optional[PathArg] = ...,
+          hidden: Optional[IntText] = ..., dtype: Optional[str] = ..., warmup: Optional[IntText] = ...,
+          repeats: Optional[IntText] = ..., seed: IntText = ..., output: Optional[PathArg] = ...,
           backend_path: Optional[PathArg] = ...,
           progress: Union[None, Literal[False], PointCallback] = ...,
           model: Optional[PathArg] = ..., timeout: Optional[Number] = ...,

@@ -297,7 +297,7 @@ class MeasureRequest:
     """As written: every value is text, parsed by the core (MeasureConfiguration.parse)."""
     def __init__(self, *, device: str = ..., batch: IntText = ..., context: IntText = ...,
                  width: Optional[IntText] = ..., hidden: Optional[IntText] = ..., dtype: Optional[str] = ...,
-                 warmup: IntText = ..., repeats: IntText = ..., seed: IntText = ...,
+                 warmup: Optional[IntText] = ..., repeats: Optional[IntText] = ..., seed: IntText = ...,
                  output: Optional[PathArg] = ..., backend_path: Optional[PathArg] = ...,
                  model: Optional[PathArg] = ..., timeout: Optional[Number] = ...,
                  **kwargs: Union[IntText, bool, None]) -> None: ...
@@ -307,8 +307,8 @@ class MeasureRequest:
     width: Optional[str]
     hidden: Optional[str]
     dtype: Optional[str]
-    warmup: str
-    repeats: str
+    warmup: Optional[str]
+    repeats: Optional[str]
     seed: str
     output: str
     backend_path: str

@@ -28,7 +28,7 @@ class PhaseMeasurer:
 
     @listing_workload_keywords
     def measure(self, *, device="cuda:0", batch=1, context=16, width=None, hidden=None,
-                dtype=None, warmup=1, repeats=2, seed=20260924, output=None,
+                dtype=None, warmup=None, repeats=None, seed=20260924, output=None,
                 backend_path=None, in_process=False, progress=None, model=None, timeout=None,
                 **workload_options):
         """Measures memory and time phase by phase.
@@ -43,8 +43,9 @@ class PhaseMeasurer:
             hidden: hidden width; None (default) means 4 x width.
             dtype: "float32", "float16" or "bfloat16"; None (default): float32, or with model
                 the checkpoint's own.
-            warmup: warm-up forwards (default 1); repeats: timed warm forwards (default 2).
-                With model: warm-up and warm sequences after the cold one.
+            warmup: warm-up forwards (None: 1); repeats: timed warm forwards (None: 2).
+                With model: warm-up and warm sequences after the cold one; with train,
+                refused (a fine-tuning run's rows are its steps).
             model: a dense decoder-only checkpoint (Llama, Mistral, Qwen2, Qwen3) run as
                 transformers runs it, instead of the synthetic MLP: a folder (config.json and
                 safetensors weights), or a Hub id "org/name[@revision]" complete in the Hugging
@@ -91,7 +92,7 @@ class PhaseMeasurer:
 
 @listing_workload_keywords
 def measure(*, device="cuda:0", batch=1, context=16, width=None, hidden=None, dtype=None,
-            warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
+            warmup=None, repeats=None, seed=20260924, output=None, backend_path=None,
             in_process=False, progress=None, model=None, timeout=None, **workload_options):
     """Same as PhaseMeasurer().measure(...); see there."""
     return PhaseMeasurer().measure(
@@ -114,7 +115,7 @@ def _progress_callback(progress, request):
 
 @listing_workload_keywords
 def sweep(vary, *, budget="50%", device="cuda:0", batch=1, context=16, width=None, hidden=None,
-          dtype=None, warmup=1, repeats=2, seed=20260924, output=None, backend_path=None,
+          dtype=None, warmup=None, repeats=None, seed=20260924, output=None, backend_path=None,
           progress=None, model=None, timeout=None, **workload_options):
     """The largest value of one dimension whose peak reserved memory stays under a budget.
 

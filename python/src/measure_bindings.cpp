@@ -410,8 +410,8 @@ void register_measure_request(py::module_& m) {
              request.width = given(width, [](py::handle v) { return numeric_keyword_text(v, "width"); });
              request.hidden = given(hidden, [](py::handle v) { return numeric_keyword_text(v, "hidden"); });
              request.dtype = given(dtype, [](py::handle v) { return text_keyword(v, "dtype"); });
-             request.warmup = numeric_keyword_text(warmup, "warmup");
-             request.repeats = numeric_keyword_text(repeats, "repeats");
+             request.warmup = given(warmup, [](py::handle v) { return numeric_keyword_text(v, "warmup"); });
+             request.repeats = given(repeats, [](py::handle v) { return numeric_keyword_text(v, "repeats"); });
              request.seed = numeric_keyword_text(seed, "seed");
              request.output = path_keyword_text(output, "output");
              request.backend_path = path_keyword_text(backend_path, "backend_path");
@@ -435,8 +435,8 @@ void register_measure_request(py::module_& m) {
            py::kw_only(), py::arg("device") = py::str(defaults.device),
            py::arg("batch") = py::int_(1), py::arg("context") = py::int_(16),
            py::arg("width") = py::none(), py::arg("hidden") = py::none(),
-           py::arg("dtype") = py::none(), py::arg("warmup") = py::int_(1),
-           py::arg("repeats") = py::int_(2), py::arg("seed") = py::int_(20260924),
+           py::arg("dtype") = py::none(), py::arg("warmup") = py::none(),
+           py::arg("repeats") = py::none(), py::arg("seed") = py::int_(20260924),
            py::arg("output") = py::none(), py::arg("backend_path") = py::none(), py::arg("model") = py::none(),
            py::arg("timeout") = py::none(),
            "Keywords as for iteragpu.measure(); int or str for the numbers; None leaves a keyword out "
@@ -464,7 +464,7 @@ void register_measure_request(py::module_& m) {
         };
         return "MeasureRequest(device='" + r.device + "', batch='" + r.batch + "', context='" + r.context +
                "', width=" + text(r.width) + ", hidden=" + text(r.hidden) + ", dtype=" + text(r.dtype) +
-               ", warmup='" + r.warmup + "', repeats='" + r.repeats + "', model=" + text(r.model) +
+               ", warmup=" + text(r.warmup) + ", repeats=" + text(r.repeats) + ", model=" + text(r.model) +
                workload_options_repr(r) + ", timeout=" + text(r.timeout) + ")";
       });
   for (const WorkloadOption& option : declared_workload_options()) {

@@ -213,6 +213,13 @@ TEST_F(TrainingMeasurement, OptionsThatMakeNoRunAreRefusedInOneLine) {
   r.model.reset();
   r.workload_options = {{"train", "full"}};
   expect_usage_error([&] { MeasureConfiguration::parse(r); }, "train", "needs --model");
+  // Its rows are its steps: a warm-up or repeat count, even the default one, has no use.
+  r = request();
+  r.warmup = "1";
+  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "warmup", "leave --warmup out");
+  r = request();
+  r.repeats = "5";
+  expect_usage_error([&] { MeasureConfiguration::parse(r); }, "repeats", "its rows are --steps training steps");
   EXPECT_TRUE(backend_->calls.empty());
 }
 

@@ -103,7 +103,7 @@ def _example():
 
 @pytest.mark.parametrize("name, expected", [
     ("MeasureRequest", "(*, device='cuda:0', batch=1, context=16, width=None, hidden=None, dtype=None, "
-                       "warmup=1, repeats=2, seed=20260924, output=None, backend_path=None, model=None, "
+                       "warmup=None, repeats=None, seed=20260924, output=None, backend_path=None, model=None, "
                        "timeout=None, train=None, steps=None, lora_rank=None, lora_alpha=None, lora_targets=None, "
                        "gradient_checkpointing=None, new_tokens=None)"),
     ("PackageCalculator", "(catalog=None)"),

@@ -426,6 +426,9 @@ def test_a_training_step_measured_through_the_test_double(tmp_path, fake_backend
     with pytest.raises(iteragpu.UsageError) as raised:
         iteragpu.measure(model=model, train="full", lora_rank=8, progress=False)
     assert raised.value.field == "lora_rank" and "needs --train lora" in str(raised.value)
+    with pytest.raises(iteragpu.UsageError) as raised:  # a fine-tuning run's rows are its steps
+        iteragpu.measure(model=model, train="full", repeats=2, progress=False)
+    assert raised.value.field == "repeats" and "its rows are --steps training steps" in str(raised.value)
 
 
 def test_gradient_checkpointing_is_a_bool_keyword(tmp_path, fake_backend):

@@ -154,11 +154,13 @@ def test_defaults_come_from_the_core_request_structs():
     request = iteragpu.MeasureRequest()  # text, as written; the core parses it
     assert (request.device, request.batch, request.context) == ("cuda:0", "1", "16")
     # Left out (None), as an option not given: width 64, hidden 4 x width, dtype float32 for
-    # the synthetic MLP (a checkpoint's own with model), new tokens 16 with a model.
-    assert (request.width, request.dtype, request.warmup, request.repeats, request.hidden) == (None, None, "1", "2", None)
+    # the synthetic MLP (a checkpoint's own with model), new tokens 16 with a model, warmup 1
+    # and repeats 2 (a workload without warm-ups refuses them given).
+    assert (request.width, request.dtype, request.warmup, request.repeats, request.hidden) == (None, None, None, None, None)
     assert (request.model, request.new_tokens) == (None, None)
     configuration = iteragpu.MeasureConfiguration.parse(request)
     assert (configuration.batch, configuration.width, configuration.hidden) == (1, 64, 256)
+    assert (configuration.warmup, configuration.repeats) == (1, 2)
     assert configuration.dtype == "float32"
     assert iteragpu.estimate(1, 8).reserve.bytes == 0
     assert iteragpu.quote("b200", 7).lots == 1

@@ -32,8 +32,8 @@ struct MeasureRequest {
   std::optional<std::string> width;       // the synthetic MLP's; absent: 64
   std::optional<std::string> hidden;      // the synthetic MLP's; absent: 4 × width
   std::optional<std::string> dtype;       // float32 | float16 | bfloat16; absent: float32, or the checkpoint's
-  std::string warmup = "1";
-  std::string repeats = "2";
+  std::optional<std::string> warmup;     // absent: 1 (a workload without warm-ups refuses one given)
+  std::optional<std::string> repeats;    // absent: 2 (likewise)
   std::string seed = "20260924";
   std::string output;             // JSON file to create; must not exist
   std::string backend_path;       // explicit plugin file; empty = default search

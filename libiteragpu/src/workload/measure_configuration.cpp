@@ -51,8 +51,13 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
   configuration.width = parse_whole_number(request.width.value_or("64"), "width", 1, kMaxModelDimension);
   configuration.hidden = request.hidden ? parse_whole_number(*request.hidden, "hidden", 1, kMaxModelDimension) : 0;
   configuration.dtype = request.dtype.value_or("");
-  configuration.warmup = static_cast<int>(parse_whole_number(request.warmup, "warmup", 0, kMaxForwardCount));
-  configuration.repeats = static_cast<int>(parse_whole_number(request.repeats, "repeats", 1, kMaxForwardCount));
+  if (kind.rows_instead_of_repeats)
+    for (const auto& [name, value] : {std::pair{"warmup", &request.warmup}, std::pair{"repeats", &request.repeats}})
+      if (value->has_value())
+        throw UsageError(name, std::string("has no use in a ") + kind.name + " run: " + kind.rows_instead_of_repeats +
+                                   "; leave --" + name + " out");
+  configuration.warmup = static_cast<int>(parse_whole_number(request.warmup.value_or("1"), "warmup", 0, kMaxForwardCount));
+  configuration.repeats = static_cast<int>(parse_whole_number(request.repeats.value_or("2"), "repeats", 1, kMaxForwardCount));
   configuration.seed = parse_whole_number_up_to_uint64(request.seed, "seed");
   configuration.output = request.output;
   configuration.backend_path = request.backend_path;

@@ -420,6 +420,8 @@ const WorkloadKind& training_workload_kind() {
         "layer recomputed in the backward; no KV cache)", "0", WorkloadOption::Type::kSwitch,
         [](const std::string& text) { return check_switch(kGradientCheckpointing, text); }, "needs --train"}},
       {"weights_load", "adapters", "inputs", "forward", "backward", "optimizer"},
+      "its rows are --steps training steps (the first creates AdamW's state; the tokens per second are "
+      "those of steps 2 and on)",
   };
   return kind;
 }

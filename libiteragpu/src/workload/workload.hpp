@@ -231,6 +231,9 @@ struct WorkloadKind {
   std::vector<WorkloadOption> options;
   // The phases its rows name (PhaseRow::phase): what a row read back may be.
   std::vector<std::string> phases;
+  // Null when its rows have warm-ups and warm repeats (--warmup, --repeats); else what its
+  // rows are instead, for the refusal of those options.
+  const char* rows_instead_of_repeats = nullptr;
 };
 
 // The spread of the times of the rows `is_repeat` selects, one repeat each; GPU event times
