@@ -20,7 +20,8 @@ constexpr const char* kSummary =
     "With --model, which packages' GPU holds that checkpoint at --batch and --context: the\n"
     "predicted peak reserved bytes plus the memory outside the allocator, against each GPU\n"
     "model's memory (in GiB, exact bytes in the lines under the table); with --days one lot's\n"
-    "price, and with --measurement a measured decode rate's cost per million generated tokens.\n"
+    "price, and with --measurement a measured rate's cost per million generated tokens (with\n"
+    "--train: trained tokens).\n"
     "Examples: iteragpu packages --gpu b200 --days 7 --lots 2 --accepted-results 3\n"
     "          iteragpu packages --model ./Llama-3-8B --batch 4 --context 4096 --days 7";
 
@@ -74,7 +75,8 @@ int run_packages(const std::vector<std::string>& args) {
       ("list", "print the catalog instead of a quote")
       ("measurement", po::value<std::string>(),
        "with --model and --days: a measure --model file of the same checkpoint and configuration; "
-       "its decode rate prices a million generated tokens on the GPU model it was measured on");
+       "its decode rate prices a million generated tokens on the GPU model it was measured on "
+       "(with --train, a measure --model --train file: its trained tokens per second a million trained tokens)");
   // clang-format on
   po::options_description model("Fit of a checkpoint (--model)");
   model.add_options()

@@ -244,11 +244,12 @@ def packages(*, model, batch=None, context=None, dtype=None, warmup=None, repeat
     Args:
         model: a checkpoint folder (config.json and safetensors; headers only are read), or a
             Hub id "org/name[@revision]" (the Hugging Face cache, else the headers over HTTPS).
-        batch, context, dtype, warmup, repeats, **workload_options (new_tokens): as for
-            measure(model=...).
+        batch, context, dtype, warmup, repeats, **workload_options (new_tokens, or train,
+            gradient_checkpointing, lora_rank, ...): as for measure(model=...).
         days: 3, 7 or 30: each package's price for that duration (None: no prices).
         measurement: a measure(model=...) file of the same checkpoint and configuration: its
-            decode rate prices a million generated tokens on the GPU model it ran on.
+            decode rate prices a million generated tokens on the GPU model it ran on (with
+            train=..., its trained tokens per second a million trained tokens).
         catalog: None for the shipped (illustrative) catalog, or a CSV path.
         timeout: with a Hub id, seconds per HTTP request (None: 10).
 

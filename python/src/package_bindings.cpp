@@ -211,9 +211,10 @@ void register_fit(py::module_& m) {
           "cost_per_million_tokens_usd",
           [](const PackageFit& f) -> std::optional<std::string> {
             if (!f.tokens_cost) return std::nullopt;
-            return f.tokens_cost->display_usd;
+            return f.tokens_cost->price.display_usd;
           },
-          "Rounded to 4 places (str), from the decode rate measured on this GPU model; None otherwise.")
+          "A million generated tokens (a generation run's decode rate) or trained tokens (a measure --train "
+          "run's rate), rounded to 4 places (str), where that rate was measured on this GPU model; None otherwise.")
       .def("__repr__", [](const PackageFit& f) {
         return "PackageFit(gpu='" + f.memory.gpu + "', verdict='" + verdict_text(f.verdict) +
                "', headroom_bytes=" + std::to_string(f.headroom_bytes) + ")";

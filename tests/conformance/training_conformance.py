@@ -12,12 +12,15 @@ into ±lr) the losses cannot be equalled and are reported, not counted. Prints o
 cell and each difference; writes both sides and the verdicts as JSON. Exit status 1 when any
 cell differs.
 
-Usage: training_conformance.py --cli BIN --work-dir DIR --summary FILE [--cells SPEC ...]
+Usage: training_conformance.py --cli BIN --work-dir DIR --summary FILE [--keep DIR] [--cells SPEC ...]
+  --keep DIR: keep each cell's `measure --train` file there, named after the cell (a measured
+  training rate for `packages --train --measurement`)
 """
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -74,6 +77,7 @@ def main():
     parser.add_argument("--cells", nargs="*", default=DEFAULT_CELLS)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20260924)
+    parser.add_argument("--keep")
     args = parser.parse_args()
     summary = dict(steps=args.steps, seed=args.seed, cells=[])
     failed = False
@@ -109,6 +113,9 @@ def main():
         else:
             entry["python"] = json.load(open(reference_file))
             entry["iteragpu"] = iteragpu_run(measured_file)
+            if args.keep:
+                os.makedirs(args.keep, exist_ok=True)
+                shutil.copyfile(measured_file, os.path.join(args.keep, spec.replace(":", "_") + ".json"))
             if entry["python"]["losses"] != entry["iteragpu"]["losses"]:
                 again = run_reference()
                 if again.returncode == 0:

@@ -256,6 +256,42 @@ TEST(MemorySweep, FindsTheLargestContextOfACheckpointUnderABudget) {
   }
 }
 
+// sweep --model --train: a fine-tuning step's largest batch (LoRA, gradient checkpointing), each
+// point a fine-tuning run in its own worker; the file names the fine-tuning options.
+TEST(MemorySweep, FindsTheLargestBatchOfAFineTuningStepUnderABudget) {
+  TempDir dir;
+  FakeGpuMemory memory;
+  const std::string model = dir.file("tiny");
+  TinyCheckpoint().write(model);
+  auto start_at = [&](std::int64_t batch, const std::string& budget) {
+    SweepRequest request;
+    MeasureRequest start;
+    start.device = "cuda:0";
+    start.model = model;
+    start.context = "64";
+    start.batch = std::to_string(batch);
+    start.workload_options = {{"train", "lora"}, {"gradient-checkpointing", "1"}, {"steps", "2"}};
+    start.backend_path = kFakePlugin;
+    request.start = MeasureConfiguration::parse(start);
+    request.vary = "batch";
+    request.budget = budget;
+    return request;
+  };
+  const std::uint64_t budget = fake_peak_of(start_at(200, "1").start);
+  ASSERT_LT(fake_peak_of(start_at(1, "1").start), budget);
+  const SweepResult result = MemorySweep(MeasurementRunner()).run(start_at(1, std::to_string(budget)));
+  ASSERT_TRUE(result.largest_fitting) << result.to_text();
+  ASSERT_TRUE(result.smallest_not_fitting) << result.to_text();
+  EXPECT_GE(*result.largest_fitting, 200);
+  EXPECT_EQ(*result.smallest_not_fitting, *result.largest_fitting + 1);
+  EXPECT_LE(fake_peak_of(start_at(*result.largest_fitting, "1").start), budget);
+  EXPECT_GT(fake_peak_of(start_at(*result.smallest_not_fitting, "1").start), budget);
+  const std::string json = result.to_json();
+  EXPECT_EQ(schema_violation(json, "sweep.schema.json"), "");
+  EXPECT_NE(json.find("\"train\": \"lora\""), std::string::npos) << json.substr(0, 600);
+  EXPECT_NE(json.find("\"gradient_checkpointing\": true"), std::string::npos) << json.substr(0, 600);
+}
+
 // A budget the checkpoint never reaches: the search stops at its max_position_embeddings,
 // never measures beyond it, and says why the next value is refused.
 TEST(MemorySweep, StopsAtTheCheckpointsPositionLimit) {

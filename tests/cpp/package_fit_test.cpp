@@ -289,6 +289,16 @@ TEST_F(PackageFitTest, PricesNeedADurationOfTheCatalogAndAMeasurementOfThisCheck
   EXPECT_NE(testing::message_of<UsageError>([&] { fit_packages(r, calculator, load_gpu_memory(table), table); })
                 .find("not an iteragpu measurement"),
             std::string::npos);
+  // A fine-tuning step is priced by a fine-tuning run's rate, never by a decode rate.
+  PackageFitRequest training = request({{"train", "lora"}});
+  training.days = "7";
+  training.measurement_file = ITERAGPU_H200_CHECKPOINT_MEASUREMENT;
+  const std::string decode_for_training =
+      testing::message_of<UsageError>([&] { fit_packages(training, calculator, load_gpu_memory(table), table); });
+  EXPECT_NE(decode_for_training.find("ran the decoder workload, not training"), std::string::npos)
+      << decode_for_training;
+  EXPECT_NE(decode_for_training.find("expected a measure --model --train run"), std::string::npos)
+      << decode_for_training;
 }
 
 TEST_F(PackageFitTest, TheSyntheticMlpHasNoFit) {

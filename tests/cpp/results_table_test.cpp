@@ -300,12 +300,12 @@ TEST_F(CheckpointResultsTest, ReportPricesAMillionGeneratedTokensExactly) {
   ASSERT_TRUE(cost.has_value());
   EXPECT_EQ(cost->measured_gpu, "NVIDIA H200");
   // The shortest text of the double, not the file's 17 digits (...159): the same double.
-  EXPECT_EQ(cost->decode_tokens_per_second.str(), "228.80291828970158");
-  EXPECT_EQ(cost->gpu_hours, 72);
-  EXPECT_EQ(cost->numerator_cents.str(), "47375000000000000000");
-  EXPECT_EQ(cost->denominator.str(), "102961313230365711");
-  EXPECT_FALSE(cost->exact_usd.has_value());
-  EXPECT_EQ(cost->display_usd, "4.6012");
+  EXPECT_EQ(cost->price.tokens_per_second.str(), "228.80291828970158");
+  EXPECT_EQ(cost->price.gpu_hours, 72);
+  EXPECT_EQ(cost->price.numerator_cents.str(), "47375000000000000000");
+  EXPECT_EQ(cost->price.denominator.str(), "102961313230365711");
+  EXPECT_FALSE(cost->price.exact_usd.has_value());
+  EXPECT_EQ(cost->price.display_usd, "4.6012");
   EXPECT_FALSE(report.rows[1].generated_tokens_cost.has_value());  // the MLP's row
 
   const std::string text = report.to_text();
@@ -345,10 +345,10 @@ TEST_F(CheckpointResultsTest, GpuHoursCountEveryGpuOfEveryLot) {
   const ResultsReport report = report_results(ResultsTable::load(table(), catalog_), PackageCalculator(catalog_));
   const auto& cost = report.rows[0].generated_tokens_cost;
   ASSERT_TRUE(cost.has_value());
-  EXPECT_EQ(cost->gpu_hours, 336);
-  EXPECT_EQ(cost->numerator_cents.str(), "945125000000000000000");
-  EXPECT_EQ(cost->denominator.str(), "2162187577837679931");
-  EXPECT_EQ(cost->display_usd, "4.3712");
+  EXPECT_EQ(cost->price.gpu_hours, 336);
+  EXPECT_EQ(cost->price.numerator_cents.str(), "945125000000000000000");
+  EXPECT_EQ(cost->price.denominator.str(), "2162187577837679931");
+  EXPECT_EQ(cost->price.display_usd, "4.3712");
 }
 
 // A rate whose shortest text is in exponent form is read digit for digit: a hand-edited copy of
@@ -378,9 +378,9 @@ TEST_F(CheckpointResultsTest, ARateInExponentFormIsTakenExactly) {
     const ResultsReport report = report_results(ResultsTable::load(table(), catalog_), PackageCalculator(catalog_));
     const auto& cost = report.rows[0].generated_tokens_cost;
     ASSERT_TRUE(cost.has_value()) << c.decimal;
-    EXPECT_EQ(cost->decode_tokens_per_second.str(), c.decimal);
-    EXPECT_EQ(cost->numerator_cents.str(), c.numerator);
-    EXPECT_EQ(cost->denominator.str(), c.denominator);
+    EXPECT_EQ(cost->price.tokens_per_second.str(), c.decimal);
+    EXPECT_EQ(cost->price.numerator_cents.str(), c.numerator);
+    EXPECT_EQ(cost->price.denominator.str(), c.denominator);
     EXPECT_EQ(schema_violation(report.to_json(), "results-report.schema.json"), "") << c.decimal;
   }
 }

@@ -9,6 +9,7 @@
 // a decode option with --train).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 #include "fake_backend.hpp"
 #include "iteragpu/error.hpp"
 #include "iteragpu/measurement.hpp"
+#include "iteragpu/package_fit.hpp"
 #include "iteragpu/phase_measurer.hpp"
 #include "process_runner.hpp"
 #include "schema_check.hpp"
@@ -184,6 +186,61 @@ TEST_F(TrainingMeasurement, FileIsValidAndReadsBackWithoutTheCheckpoint) {
   EXPECT_EQ(back.to_text(), text);
   EXPECT_EQ(back.configuration.workload_options.text("train"), "lora");
   EXPECT_EQ(back.configuration.workload_options.text("lora-targets"), "q_proj,v_proj");
+}
+
+// packages --train --measurement: a fine-tuning run's trained tokens per second price a million
+// trained tokens, on the GPU model it was measured on only. The test double's file is given
+// LibTorch's name here (one is refused as a test double's otherwise, PackageFitTest): the
+// pricing reads the file's own figures.
+TEST_F(TrainingMeasurement, ItsRatePricesAMillionTrainedTokensOnItsGpuModel) {
+  MeasureRequest r = request();
+  std::string json;
+  const Measurement m = measure(r, &json);
+  ASSERT_TRUE(m.training_run() && m.training_run()->trained_tokens_per_second);
+  const double rate = *m.training_run()->trained_tokens_per_second;
+  const std::string test_double = std::string("\"") + kTestDoubleBackend + "\"";
+  ASSERT_NE(json.find(test_double), std::string::npos);
+  json.replace(json.find(test_double), test_double.size(), std::string("\"") + kLibTorchBackend + "\"");
+  const std::string file = dir_.file("measured-as-libtorch.json");
+  write_file(file, json);
+  const std::string catalog = dir_.file("catalog.csv"), memory = dir_.file("gpu-memory.csv");
+  write_file(catalog,
+             "gpu,gpu_name,days,lot_price_cents,gpus_per_lot,snapshot_date,source,device_names\n"
+             "fake,Fake GPU,7,100000,1,2026-12-07,illustrative test prices,Fake GPU 0\n"
+             "other,Other GPU,7,100000,1,2026-12-07,illustrative test prices,Other GPU\n");
+  write_file(memory,
+             "gpu,compute_capability,memory_bytes,memory_source,outside_allocator_bytes,outside_allocator_source\n"
+             "fake,9.0,100000000000,measured: test,0,measured: test\n"
+             "other,9.0,100000000000,measured: test,0,measured: test\n");
+  PackageFitRequest fit;
+  r.output.clear();
+  r.device.clear();
+  fit.configuration = MeasureConfiguration::parse(r);
+  fit.days = "7";
+  fit.measurement_file = file;
+  const PackageFitReport report =
+      fit_packages(fit, PackageCalculator(Catalog::load(catalog)), load_gpu_memory(memory), memory);
+  ASSERT_EQ(report.packages.size(), 2u);
+  ASSERT_TRUE(report.packages[0].tokens_cost.has_value());
+  EXPECT_TRUE(report.packages[0].tokens_cost->trained);
+  EXPECT_EQ(report.packages[0].tokens_cost->measured_gpu, "Fake GPU 0");
+  // $1,000 for 168 GPU-hours, over the tokens trained in an hour, per million tokens.
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "%.4Lf", 1000.0L / 168 / (static_cast<long double>(rate) * 3600) * 1e6L);
+  EXPECT_EQ(report.packages[0].tokens_cost->price.display_usd, expected);
+  EXPECT_FALSE(report.packages[1].tokens_cost.has_value());  // not the GPU model measured
+  const std::string out = report.to_json();
+  EXPECT_EQ(schema_violation(out, "package-fit.schema.json"), "");
+  EXPECT_NE(out.find("\"trained_tokens_per_second\""), std::string::npos);
+  EXPECT_EQ(out.find("\"decode_tokens_per_second\""), std::string::npos);
+  EXPECT_NE(report.to_text().find("Cost per million trained tokens, only on the GPU model the training rate of"),
+            std::string::npos);
+  // Another fine-tuning configuration's rate does not price this one.
+  r.workload_options["lora-rank"] = "8";
+  fit.configuration = MeasureConfiguration::parse(r);
+  expect_usage_error(
+      [&] { fit_packages(fit, PackageCalculator(Catalog::load(catalog)), load_gpu_memory(memory), memory); },
+      "measurement", "has lora-rank 16, not 8");
 }
 
 TEST_F(TrainingMeasurement, OptionsThatMakeNoRunAreRefusedInOneLine) {

@@ -8,6 +8,7 @@
 // protocol against that model.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,12 @@ struct PhasePrediction {
   // 0 where none reaches the row or one has no such record.
   std::uint64_t recorded_bound_bytes = 0;
 };
+
+// Over the rows a caveat marks that `counted` selects: the most those caveats moved a counter
+// in the recorded cells (the largest recorded_bound_bytes), or 0 when one of them has no such
+// record or none is selected. The text's "at most" line and a package's margin both use it.
+std::uint64_t recorded_bound_bytes(const std::vector<PhasePrediction>& rows,
+                                   const std::function<bool(const PhasePrediction&)>& counted);
 
 class Workload;  // what the prediction ran (libiteragpu/src/workload/workload.hpp), opaque here
 

@@ -53,6 +53,14 @@ struct PackageFitRequest {
   std::string measurement_file;
 };
 
+// A million tokens' price on a package at a rate measured on its GPU model (--measurement):
+// generated tokens (a generation run's decode rate) or trained tokens (a fine-tuning run's).
+struct PackageTokensCost {
+  std::string measured_gpu;  // the GPU the rate was measured on ("NVIDIA H100 80GB HBM3")
+  bool trained = false;      // trained tokens per second (measure --train), else generated
+  MillionTokensPrice price;
+};
+
 struct PackageFit {
   // kFits only where everything is known: the needed bytes exact, the memory the runtime's
   // own total, and (where the footprint outside the allocator is an allowance, not measured on
@@ -71,7 +79,7 @@ struct PackageFit {
   std::int64_t headroom_bytes = 0;   // memory − required (negative: short by that much); both below 2^62
   std::string reason;                // why the verdict (always set)
   std::optional<Quote> quote;        // with days: one lot's price for that duration
-  std::optional<GeneratedTokensCost> tokens_cost;  // with a decode rate measured on this GPU model
+  std::optional<PackageTokensCost> tokens_cost;  // with a rate measured on this GPU model
 };
 
 // "fits", "does not fit", "uncertain", "not assessed": the text and JSON name of a verdict.

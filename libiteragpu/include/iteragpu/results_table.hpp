@@ -151,6 +151,20 @@ ResultsCheck check_results_table(const std::string& path, const Catalog& catalog
 
 enum class ReportSort { kTable, kCost, kDate, kGpu };
 
+// The price of a million tokens at a rate measured on one GPU (generated or trained tokens
+// per second): the package's price per GPU-hour over the tokens that GPU handles in an hour,
+//   price per GPU-hour / (tokens/s × 3600) × 10^6,
+// an exact fraction of cents; the rate's double taken as its shortest decimal text.
+struct MillionTokensPrice {
+  ExactDecimal tokens_per_second;  // the fewest digits that read back as the same double
+  std::int64_t gpu_hours = 0;      // what the package price buys: total GPUs × days × 24
+  ExactDecimal numerator_cents;    // reduced fraction: exact price in cents,
+  ExactDecimal denominator;        //   = numerator_cents / denominator
+  std::optional<ExactDecimal> exact_usd;  // set when the fraction has a finite decimal form
+  std::string display_usd;         // rounded to 4 decimal places, halves away from zero
+};
+MillionTokensPrice million_tokens_price(double tokens_per_second, const Quote& quote);
+
 // The cost per million generated tokens of a checkpoint run: the package's price per
 // GPU-hour over the tokens one GPU generates in an hour at the measured decode rate,
 //   price per GPU-hour / (decode tokens/s × 3600) × 10^6,
@@ -159,14 +173,7 @@ enum class ReportSort { kTable, kCost, kDate, kGpu };
 struct GeneratedTokensCost {
   std::string measured_gpu;  // the GPU the rate was measured on ("NVIDIA H200")
   MeasuredDecodeRate rate;
-  // The rate's double as its shortest decimal text (the fewest digits that read back as the
-  // same double), taken as exact: "228.80291828970158".
-  ExactDecimal decode_tokens_per_second;
-  std::int64_t gpu_hours = 0;   // what the package price buys: total GPUs × days × 24
-  ExactDecimal numerator_cents;  // reduced fraction: exact cost per million generated tokens,
-  ExactDecimal denominator;      //   in cents, = numerator_cents / denominator
-  std::optional<ExactDecimal> exact_usd;  // set when the fraction has a finite decimal form
-  std::string display_usd;       // rounded to 4 decimal places, halves away from zero
+  MillionTokensPrice price;  // its tokens_per_second the decode rate, "228.80291828970158"
   static const char* method();   // how it is computed, the rate turned exact, the rounding
 };
 

@@ -1,6 +1,6 @@
 // Which packages' GPU holds a checkpoint (package_fit.hpp): one prediction per compute
 // capability, each GPU model's memory from data/gpu-memory.csv, and the cost per million
-// generated tokens from a decode rate measured on that GPU model.
+// generated or trained tokens from a rate measured on that GPU model.
 
 #include "iteragpu/package_fit.hpp"
 
@@ -80,10 +80,20 @@ std::string headroom_text(const PackageFit& fit) {
 }
 
 
-// The decode rate of a checkpoint measurement of this very model and configuration.
+constexpr const char* kTrainedTokensMethod =
+    "The cost per million trained tokens is the package price per GPU-hour (the package price over its GPUs x "
+    "days x 24 hours) / (trained tokens/s x 3600) x 10^6. The rate is the measurement's double (batch x sequence "
+    "length over the median host time of a warm step: the forward, backward and optimizer rows of steps 2 and on, "
+    "on the one GPU measured) written as its shortest decimal text and taken as exact; displayed in US dollars "
+    "rounded to 4 decimal places, halves away from zero. It holds for the GPU, batch, sequence length and "
+    "fine-tuning options measured, with the GPU training for every hour paid for.";
+
+// The token rate of a checkpoint measurement of this very model and configuration: its decode
+// rate (generation) or its trained tokens per second (fine-tuning).
 struct MeasuredRate {
   std::string device;
-  MeasuredDecodeRate rate;
+  bool trained = false;
+  double tokens_per_second = 0;
 };
 
 MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& configuration,
@@ -95,10 +105,11 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
     throw UsageError("measurement", quoted_for_message(path) + " is not an iteragpu measurement (" +
                                         error.problem() + "); expected the JSON file of iteragpu measure --model");
   }
+  const bool training = configuration.workload_options.has("train");
   auto refuse = [&](const std::string& why) {
-    throw UsageError("measurement", quoted_for_message(path) + " " + why +
-                                        "; expected a measure --model run of the same checkpoint, batch, "
-                                        "context, new tokens and dtype");
+    throw UsageError("measurement", quoted_for_message(path) + " " + why + "; expected a measure --model" +
+                                        (training ? " --train" : "") +
+                                        " run of the same checkpoint, batch, context, dtype and workload options");
   };
   if (!measurement.checkpoint) refuse("measured the synthetic MLP, not a checkpoint");
   if (measurement.environment.from_other_than_libtorch())
@@ -108,9 +119,9 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
   const std::string measured_kind = workload_kind_of(measured).name;
   if (measured_kind != workload_kind_of(configuration).name)
     refuse("ran the " + measured_kind + " workload, not " + workload_kind_of(configuration).name);
-  auto differs = [&](const char* what, const std::string& measured_value, const std::string& asked) {
+  auto differs = [&](const std::string& what, const std::string& measured_value, const std::string& asked) {
     if (measured_value != asked)
-      refuse("has " + std::string(what) + " " + printable(measured_value) + ", not " + printable(asked));
+      refuse("has " + what + " " + printable(measured_value) + ", not " + printable(asked));
   };
   const DecoderArchitecture& a = checkpoint.architecture;
   differs("architecture", record.architecture.architecture, a.architecture);
@@ -119,16 +130,26 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
   differs("hidden size", std::to_string(record.architecture.hidden_size), std::to_string(a.hidden_size));
   differs("batch", std::to_string(measured.batch), std::to_string(configuration.batch));
   differs("context", std::to_string(measured.context), std::to_string(configuration.context));
-  if (!configuration.workload_options.has("new-tokens"))
-    refuse("gives a decode rate, which a fine-tuning run (--train) has none of");
-  differs("new tokens", std::to_string(measured.workload_options.whole_number("new-tokens")),
-          std::to_string(configuration.workload_options.whole_number("new-tokens")));
   differs("dtype", measured.dtype, configuration.dtype);
-  const std::optional<MeasuredDecodeRate> rate = measured_decode_rate(measurement);
-  if (!rate) refuse("has no decode rate");
+  // Every option of the workload but the number of steps (the rate is the warm steps' median).
+  for (const auto& [name, value] : configuration.workload_options.values()) {
+    if (name == "steps") continue;
+    const WorkloadOptions::Value* given = measured.workload_options.find(name);
+    differs(name, given ? WorkloadOptions::text_of(*given) : "(none)", WorkloadOptions::text_of(value));
+  }
+  MeasuredRate rate;
+  rate.trained = training;
+  const TrainingRun* trained = measurement.training_run();
+  const DecoderRun* decoded = measurement.decoder_run();
+  const std::optional<double> tokens_per_second =
+      trained ? trained->trained_tokens_per_second : decoded ? decoded->decode_tokens_per_second : std::nullopt;
+  if (!tokens_per_second || !std::isfinite(*tokens_per_second) || !(*tokens_per_second > 0))
+    refuse(training ? "has no trained-token rate (no warm step)" : "has no decode rate");
+  rate.tokens_per_second = *tokens_per_second;
   const GpuDevice* gpu = measurement.environment.selected_gpu();
   if (gpu == nullptr) refuse("names no GPU");
-  return {gpu->name, *rate};
+  rate.device = gpu->name;
+  return rate;
 }
 
 // The predicted peak reserved bytes, whether a caveat leaves that peak unchecked: "" (exact),
@@ -141,19 +162,16 @@ struct PredictedPeak {
 };
 PredictedPeak peak_reserved(const MemoryPrediction& prediction) {
   PredictedPeak peak;
-  bool every_mark_recorded = true;
-  for (const PhasePrediction& row : prediction.phases) {
-    if (row.end.peak_reserved_bytes < peak.bytes) continue;
-    const bool marked = std::find(row.uncertain_counters.begin(), row.uncertain_counters.end(),
-                                  "peak_reserved_bytes") != row.uncertain_counters.end();
-    if (row.end.peak_reserved_bytes > peak.bytes) peak = PredictedPeak{}, every_mark_recorded = true;
-    peak.bytes = row.end.peak_reserved_bytes;
-    if (!marked) continue;
-    if (peak.unchecked != "may differ") peak.unchecked = row.lower_bound ? "at least" : "may differ";
-    every_mark_recorded = every_mark_recorded && row.recorded_bound_bytes > 0;
-    peak.recorded_bound_bytes = std::max(peak.recorded_bound_bytes, row.recorded_bound_bytes);
-  }
-  if (!every_mark_recorded) peak.recorded_bound_bytes = 0;
+  for (const PhasePrediction& row : prediction.phases) peak.bytes = std::max(peak.bytes, row.end.peak_reserved_bytes);
+  // The rows at the peak whose peak a caveat marks.
+  const auto marked_peak = [&peak](const PhasePrediction& row) {
+    return row.end.peak_reserved_bytes == peak.bytes &&
+           std::find(row.uncertain_counters.begin(), row.uncertain_counters.end(), "peak_reserved_bytes") !=
+               row.uncertain_counters.end();
+  };
+  for (const PhasePrediction& row : prediction.phases)
+    if (marked_peak(row) && peak.unchecked != "may differ") peak.unchecked = row.lower_bound ? "at least" : "may differ";
+  peak.recorded_bound_bytes = recorded_bound_bytes(prediction.phases, marked_peak);
   return peak;
 }
 
@@ -359,7 +377,7 @@ PackageFitReport fit_packages(const PackageFitRequest& request, const PackageCal
     judge(fit, recorded_bound);
     fit.reason += capped_note;
     if (rate && fit.quote && entry.covers_device(rate->device))
-      fit.tokens_cost = generated_tokens_cost(rate->device, rate->rate, *fit.quote);
+      fit.tokens_cost = PackageTokensCost{rate->device, rate->trained, million_tokens_price(rate->tokens_per_second, *fit.quote)};
     report.packages.push_back(std::move(fit));
   }
   report.heading = workload_for(configuration)->heading();
@@ -373,8 +391,8 @@ std::string PackageFitReport::to_text() const {
           "plus the process's memory outside the caching allocator (CUDA context and libraries).\n";
   text += "GPU memory: " + gpu_memory_path + "\nCatalog: " + catalog_path + "\n\n";
   // Sizes in GiB (MiB below 1 GiB) in the table, the exact bytes in the lines under it
-  // and in JSON; with --days one lot's price and, where a decode rate was measured on that
-  // GPU model, the cost of a million generated tokens.
+  // and in JSON; with --days one lot's price and, where a rate was measured on that GPU
+  // model, the cost of a million generated (or trained) tokens.
   TextTable table;
   table.header = {"gpu", "cc", "memory", "needed", "headroom", "verdict"};
   table.right_aligned = {false, false, true, true, true, false};
@@ -393,7 +411,7 @@ std::string PackageFitReport::to_text() const {
     if (request.days) {
       row.push_back(fit.quote ? "$" + fit.quote->total_usd.grouped(2) : "-");
       row.push_back(fit.quote ? std::to_string(fit.quote->entry.gpus_per_lot) : "-");
-      row.push_back(fit.tokens_cost ? "$" + fit.tokens_cost->display_usd : "-");
+      row.push_back(fit.tokens_cost ? "$" + fit.tokens_cost->price.display_usd : "-");
     }
     table.rows.push_back(std::move(row));
   }
@@ -422,9 +440,15 @@ std::string PackageFitReport::to_text() const {
   if (request.days) {
     text += "\nPrices: " + *request.days + "-day packages, one lot; ";
     text += "the shipped catalog's prices are illustrative (invented, not an offer).\n";
+    const bool training = c.workload_options.has("train");
     if (request.measurement_file.empty())
-      text += "Cost per million tokens: not computed: no decode rate given (--measurement FILE of a measure --model "
+      text += std::string("Cost per million tokens: not computed: no ") +
+              (training ? "trained-token rate given (--measurement FILE of a measure --model --train "
+                        : "decode rate given (--measurement FILE of a measure --model ") +
               "run of this checkpoint and configuration on that GPU model).\n";
+    else if (training)
+      text += "Cost per million trained tokens, only on the GPU model the training rate of " + request.measurement_file +
+              " was measured on: " + kTrainedTokensMethod + "\n";
     else
       text += "Cost per million generated tokens, only on the GPU model the decode rate of " + request.measurement_file +
               " was measured on: " + std::string(GeneratedTokensCost::method()) + "\n";
@@ -485,10 +509,11 @@ std::string PackageFitReport::to_json() const {
     if (fit.tokens_cost) {
       json.begin_object()
           .key("measured_gpu").value(fit.tokens_cost->measured_gpu)
-          .key("decode_tokens_per_second").value(fit.tokens_cost->decode_tokens_per_second)
-          .key("numerator_cents").value(fit.tokens_cost->numerator_cents)
-          .key("denominator").value(fit.tokens_cost->denominator)
-          .key("display_usd").value(fit.tokens_cost->display_usd)
+          .key(fit.tokens_cost->trained ? "trained_tokens_per_second" : "decode_tokens_per_second")
+          .value(fit.tokens_cost->price.tokens_per_second)
+          .key("numerator_cents").value(fit.tokens_cost->price.numerator_cents)
+          .key("denominator").value(fit.tokens_cost->price.denominator)
+          .key("display_usd").value(fit.tokens_cost->price.display_usd)
           .end_object();
     } else {
       json.null();

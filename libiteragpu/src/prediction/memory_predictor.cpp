@@ -467,6 +467,17 @@ std::string MemoryPrediction::to_json() const {
   return json.finish();
 }
 
+std::uint64_t recorded_bound_bytes(const std::vector<PhasePrediction>& rows,
+                                   const std::function<bool(const PhasePrediction&)>& counted) {
+  std::uint64_t bound = 0;
+  for (const PhasePrediction& row : rows) {
+    if (row.uncertain_counters.empty() || !counted(row)) continue;
+    if (row.recorded_bound_bytes == 0) return 0;
+    bound = std::max(bound, row.recorded_bound_bytes);
+  }
+  return bound;
+}
+
 std::string MemoryPrediction::to_text() const {
   const std::shared_ptr<const Workload> workload = workload_of(*this);
   std::string text = "Predicted memory for " + workload->heading() + "\n" + configuration.model_origin().heading_line();
@@ -499,15 +510,7 @@ std::string MemoryPrediction::to_text() const {
   text += "\n" + peak_summary_lines(peaks);
   if (lower_bounds) text += ">= marks a counter a caveat below leaves unchecked, that can only be higher.\n";
   if (may_differ) text += "~ marks a counter a caveat below leaves unchecked, that may differ either way.\n";
-  std::uint64_t recorded_bound = 0;  // the largest of the marked rows', where each has one
-  for (const PhasePrediction& row : phases) {
-    if (row.uncertain_counters.empty()) continue;
-    if (row.recorded_bound_bytes == 0) {
-      recorded_bound = 0;
-      break;
-    }
-    recorded_bound = std::max(recorded_bound, row.recorded_bound_bytes);
-  }
+  const std::uint64_t recorded_bound = recorded_bound_bytes(phases, [](const PhasePrediction&) { return true; });
   if (recorded_bound)
     text += "In the recorded cells those caveats moved a counter by at most " + bytes_and_size(recorded_bound) +
             ".\n";

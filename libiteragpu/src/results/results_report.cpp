@@ -73,27 +73,27 @@ std::string decode_run_text(const MeasuredDecodeRate& rate) {
 
 }  // namespace
 
-// The package price per GPU-hour over the tokens one GPU generates in an hour at the measured
-// rate, per million tokens.
-GeneratedTokensCost generated_tokens_cost(const std::string& measured_gpu, const MeasuredDecodeRate& rate_measured,
-                                          const Quote& quote) {
-  GeneratedTokensCost cost;
-  cost.measured_gpu = measured_gpu;
-  cost.rate = rate_measured;
-  const Decimal rate = exact_shortest_decimal(rate_measured.decode_tokens_per_second);  // mantissa / 10^scale
-  cost.decode_tokens_per_second = exact::to_exact(rate);
-  cost.gpu_hours = quote.total_gpus * quote.entry.days * 24;
+MillionTokensPrice million_tokens_price(double tokens_per_second, const Quote& quote) {
+  MillionTokensPrice price;
+  const Decimal rate = exact_shortest_decimal(tokens_per_second);  // mantissa / 10^scale
+  price.tokens_per_second = exact::to_exact(rate);
+  price.gpu_hours = quote.total_gpus * quote.entry.days * 24;
   // cents = total_cents / gpu_hours / (rate × 3600) × 10^6
   //       = total_cents × 10^(6 + scale) / (gpu_hours × 3600 × mantissa)
   const BigInt total_cents = BigInt(quote.lots) * quote.entry.lot_price_cents;
   const CentsFraction fraction =
       cents_fraction(total_cents * boost::multiprecision::pow(BigInt(10), 6 + rate.scale),
-                     BigInt(cost.gpu_hours) * 3600 * rate.mantissa, kTokenCostPlaces);
-  cost.numerator_cents = exact::to_exact(fraction.numerator_cents);
-  cost.denominator = exact::to_exact(fraction.denominator);
-  cost.exact_usd = fraction.exact_usd;
-  cost.display_usd = fraction.display_usd;
-  return cost;
+                     BigInt(price.gpu_hours) * 3600 * rate.mantissa, kTokenCostPlaces);
+  price.numerator_cents = exact::to_exact(fraction.numerator_cents);
+  price.denominator = exact::to_exact(fraction.denominator);
+  price.exact_usd = fraction.exact_usd;
+  price.display_usd = fraction.display_usd;
+  return price;
+}
+
+GeneratedTokensCost generated_tokens_cost(const std::string& measured_gpu, const MeasuredDecodeRate& rate_measured,
+                                          const Quote& quote) {
+  return {measured_gpu, rate_measured, million_tokens_price(rate_measured.decode_tokens_per_second, quote)};
 }
 
 const char* GeneratedTokensCost::method() {
@@ -190,12 +190,12 @@ std::string ResultsReport::to_json() const {
       json.key("batch").value(cost->rate.batch);
       json.key("context").value(cost->rate.context);
       json.key("new_tokens").value(cost->rate.new_tokens);
-      json.key("decode_tokens_per_second").value(cost->decode_tokens_per_second);
-      json.key("gpu_hours").value(cost->gpu_hours);
-      json.key("numerator_cents").value(cost->numerator_cents);
-      json.key("denominator").value(cost->denominator);
-      json.key("exact_usd").value(cost->exact_usd);
-      json.key("display_usd").value(cost->display_usd);
+      json.key("decode_tokens_per_second").value(cost->price.tokens_per_second);
+      json.key("gpu_hours").value(cost->price.gpu_hours);
+      json.key("numerator_cents").value(cost->price.numerator_cents);
+      json.key("denominator").value(cost->price.denominator);
+      json.key("exact_usd").value(cost->price.exact_usd);
+      json.key("display_usd").value(cost->price.display_usd);
       json.key("method").value(GeneratedTokensCost::method());
       json.end_object();
     }
@@ -258,14 +258,14 @@ std::string ResultsReport::to_text() const {
       if (!cost) continue;
       if (!tokens_said) out << "\nPer million generated tokens (checkpoint runs, from the measured decode rate):\n";
       tokens_said = true;
-      out << "  line " << r.row.line << ": $" << ExactDecimal::parse(cost->display_usd).grouped(kTokenCostPlaces)
+      out << "  line " << r.row.line << ": $" << ExactDecimal::parse(cost->price.display_usd).grouped(kTokenCostPlaces)
           << " (exactly "
-          << (cost->exact_usd ? "$" + cost->exact_usd->str()
-                              : cost->numerator_cents.str() + "/" + cost->denominator.str() + " cents")
-          << "), decode " << cost->decode_tokens_per_second.str() << " tokens/s measured on "
+          << (cost->price.exact_usd ? "$" + cost->price.exact_usd->str()
+                              : cost->price.numerator_cents.str() + "/" + cost->price.denominator.str() + " cents")
+          << "), decode " << cost->price.tokens_per_second.str() << " tokens/s measured on "
           << printable(cost->measured_gpu) << (r.row.gpu_mismatch.empty() ? "" : " (not the package's GPU)")
           << " (" << decode_run_text(cost->rate) << "), package $" << r.quote.total_usd.grouped(2) << " for "
-          << cost->gpu_hours << " GPU-hours; prices: " << printable(r.quote.entry.source) << "\n";
+          << cost->price.gpu_hours << " GPU-hours; prices: " << printable(r.quote.entry.source) << "\n";
     }
     if (tokens_said) out << GeneratedTokensCost::method() << "\n";
     // A row recorded with gpu-mismatch-ok prices a package whose GPU was not the one measured.
