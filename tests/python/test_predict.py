@@ -166,6 +166,7 @@ def test_a_fine_tuning_run_is_predicted_and_judged_as_the_cli_does(tmp_path, cli
     assert not prediction.phases[2].uncertain_counters
     assert "peak_reserved_bytes" in prediction.phases[3].uncertain_counters
     report = iteragpu.packages(model=model, train="full", batch=2, context=8)
+    schema_validator(report.to_dict(), "package-fit")  # the configuration's fine-tuning options
     h200 = next(fit for fit in report.packages if fit.gpu == "h200")
     full = iteragpu.predict(compute_capability="9.0", model=model, train="full", batch=2, context=8)
     assert h200.predicted_peak_reserved_bytes == max(row.end.peak_reserved_bytes for row in full.phases)
