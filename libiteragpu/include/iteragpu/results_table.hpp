@@ -27,8 +27,13 @@ struct MeasuredDecodeRate {
   double decode_tokens_per_second = 0;
 };
 
-// The decode rate a checkpoint measurement records; none for the synthetic MLP or a rate that
-// is not a positive number (none measured).
+// The tokens per second a checkpoint measurement records: generated tokens (the decoder) or
+// trained tokens (a fine-tuning step); none for the synthetic MLP or a rate that is not a
+// positive number (none measured).
+std::optional<double> measured_tokens_per_second(const Measurement& measurement);
+
+// The decode rate a checkpoint measurement records; none for the synthetic MLP, a fine-tuning
+// step or a rate that is not a positive number (none measured).
 std::optional<MeasuredDecodeRate> measured_decode_rate(const Measurement& measurement);
 
 struct ResultRow {

@@ -139,11 +139,8 @@ MeasuredRate measured_rate(const std::string& path, const MeasureConfiguration& 
   }
   MeasuredRate rate;
   rate.trained = training;
-  const TrainingRun* trained = measurement.training_run();
-  const DecoderRun* decoded = measurement.decoder_run();
-  const std::optional<double> tokens_per_second =
-      trained ? trained->trained_tokens_per_second : decoded ? decoded->decode_tokens_per_second : std::nullopt;
-  if (!tokens_per_second || !std::isfinite(*tokens_per_second) || !(*tokens_per_second > 0))
+  const std::optional<double> tokens_per_second = measured_tokens_per_second(measurement);
+  if (!tokens_per_second)
     refuse(training ? "has no trained-token rate (no warm step)" : "has no decode rate");
   rate.tokens_per_second = *tokens_per_second;
   const GpuDevice* gpu = measurement.environment.selected_gpu();

@@ -284,10 +284,19 @@ std::vector<ResultRow> parse_rows(const CsvTable& table, const Catalog& catalog,
 
 }  // namespace
 
+std::optional<double> measured_tokens_per_second(const Measurement& measurement) {
+  const TrainingRun* trained = measurement.training_run();
+  const DecoderRun* decoded = measurement.decoder_run();
+  const std::optional<double> rate =
+      trained ? trained->trained_tokens_per_second : decoded ? decoded->decode_tokens_per_second : std::nullopt;
+  if (!measurement.checkpoint || !rate || !std::isfinite(*rate) || !(*rate > 0)) return std::nullopt;
+  return rate;
+}
+
 std::optional<MeasuredDecodeRate> measured_decode_rate(const Measurement& measurement) {
   const std::optional<double> rate =
-      measurement.decoder_run() ? measurement.decoder_run()->decode_tokens_per_second : std::nullopt;
-  if (!measurement.checkpoint || !rate || !std::isfinite(*rate) || !(*rate > 0)) return std::nullopt;
+      measurement.decoder_run() ? measured_tokens_per_second(measurement) : std::nullopt;
+  if (!rate) return std::nullopt;
   MeasuredDecodeRate decode;
   decode.architecture = measurement.checkpoint->architecture.architecture;
   decode.dtype = measurement.configuration.dtype;

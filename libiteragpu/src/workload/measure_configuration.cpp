@@ -56,8 +56,11 @@ MeasureConfiguration MeasureConfiguration::parse(const MeasureRequest& request) 
       if (value->has_value())
         throw UsageError(name, std::string("has no use in a ") + kind.name + " run: " + kind.rows_instead_of_repeats +
                                    "; leave --" + name + " out");
-  configuration.warmup = static_cast<int>(parse_whole_number(request.warmup.value_or("1"), "warmup", 0, kMaxForwardCount));
-  configuration.repeats = static_cast<int>(parse_whole_number(request.repeats.value_or("2"), "repeats", 1, kMaxForwardCount));
+  // Left out, they keep MeasureConfiguration's defaults.
+  if (request.warmup)
+    configuration.warmup = static_cast<int>(parse_whole_number(*request.warmup, "warmup", 0, kMaxForwardCount));
+  if (request.repeats)
+    configuration.repeats = static_cast<int>(parse_whole_number(*request.repeats, "repeats", 1, kMaxForwardCount));
   configuration.seed = parse_whole_number_up_to_uint64(request.seed, "seed");
   configuration.output = request.output;
   configuration.backend_path = request.backend_path;
