@@ -12,7 +12,14 @@ into ±lr) the losses cannot be equalled and are reported, not counted. Prints o
 cell and each difference; writes both sides and the verdicts as JSON. Exit status 1 when any
 cell differs.
 
+With --kernel-trace LIB (tests/conformance/kernel_trace.c built against CUPTI, as gpu-check builds
+it), the cells named by --kernel-cells (default: the first) run once more on each side under the
+tracer: every kernel name equal in order, and the kernels' own summed GPU time within ±3 % (the
+loop's event time also counts the gaps in which its GPU waits for Python to launch the next
+kernel; the kernels' own time does not).
+
 Usage: training_conformance.py --cli BIN --work-dir DIR --summary FILE [--keep DIR] [--cells SPEC ...]
+                               [--kernel-trace LIB [--kernel-cells SPEC ...]]
   --keep DIR: keep each cell's `measure --train` file there, named after the cell (a measured
   training rate for `packages --train --measurement`)
 """
@@ -69,6 +76,40 @@ def iteragpu_run(path):
                 trained_tokens_per_second=run["trained_tokens_per_second"])
 
 
+def trace_kernels(args, spec, run_reference, run_iteragpu):
+    """The cell once more on each side under the CUPTI tracer: the comparison of their kernels
+    (names in order, summed GPU time as iteragpu / the loop) and the problems it shows."""
+    traces = {}
+    try:
+        for side, run in (("python", run_reference), ("iteragpu", run_iteragpu)):
+            folder = os.path.join(args.work_dir, f"trace-{spec.replace(':', '_')}-{side}")
+            shutil.rmtree(folder, ignore_errors=True)
+            os.makedirs(folder)
+            done = run(dict(os.environ, CUDA_INJECTION64_PATH=args.kernel_trace, KERNEL_TRACE_DIR=folder))
+            if done.returncode != 0:
+                raise RuntimeError(f"{side} exit {done.returncode} under the tracer: "
+                                   + (done.stderr.strip().splitlines() or ["?"])[-1])
+            traces[side] = decoder_conformance.read_kernel_trace(folder)
+    except (RuntimeError, OSError) as error:
+        return None, [f"kernel trace: {error}"]
+    mine, peer = traces["iteragpu"], traces["python"]
+    differing, first = decoder_conformance.differing_names([n for n, _ in mine], [n for n, _ in peer])
+    ratio = sum(t for _, t in mine) / sum(t for _, t in peer)
+    trace = dict(same=first is None, first_difference=first, kernels=len(mine), peer_kernels=len(peer),
+                 differing=len(differing), kernel_time_ratio=ratio,
+                 differences=[dict(position=i, iteragpu=mine[i][0], python=peer[i][0]) for i in differing[:8]])
+    problems = []
+    if first is not None:
+        problems.append(f"kernels: iteragpu {len(mine):,}, Python {len(peer):,}, {len(differing):,} names differ, "
+                        f"the first at {first:,}")
+        for difference in trace["differences"][:4]:
+            problems.append(f"    at {difference['position']:,}: iteragpu {difference['iteragpu'][:90]}, "
+                            f"Python {difference['python'][:90]}")
+    if abs(ratio - 1) > 0.03:
+        problems.append(f"summed kernel GPU time {ratio:.3f}x the Python loop's")
+    return trace, problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", required=True)
@@ -78,7 +119,10 @@ def main():
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20260924)
     parser.add_argument("--keep")
+    parser.add_argument("--kernel-trace")
+    parser.add_argument("--kernel-cells", nargs="*")
     args = parser.parse_args()
+    kernel_cells = set(args.kernel_cells if args.kernel_cells is not None else args.cells[:1])
     summary = dict(steps=args.steps, seed=args.seed, cells=[])
     failed = False
     for spec in args.cells:
@@ -92,19 +136,24 @@ def main():
             if os.path.exists(stale):
                 os.remove(stale)
 
-        def run_reference():
+        def run_reference(env=None):
             return subprocess.run([sys.executable, training_reference.__file__, "--work-dir", args.work_dir,
                                    "--output", reference_file, "--one-cell", spec, "--steps", str(args.steps),
-                                   "--seed", str(args.seed)], capture_output=True, text=True)
+                                   "--seed", str(args.seed)], capture_output=True, text=True, env=env)
 
-        python = run_reference()
-        # The loop's defaults: LoRA r16, alpha 32, every projection (training_reference.LORA_TARGETS).
-        iteragpu = subprocess.run([args.cli, "measure", "--device", "cuda:0", "--model", folder, "--dtype",
+        def run_iteragpu(env=None):
+            # The loop's defaults: LoRA r16, alpha 32, every projection (training_reference.LORA_TARGETS).
+            if os.path.exists(measured_file):
+                os.remove(measured_file)
+            return subprocess.run([args.cli, "measure", "--device", "cuda:0", "--model", folder, "--dtype",
                                    cell["dtype"], "--train", cell["mode"], "--batch", str(cell["batch"]), "--context",
                                    str(cell["sequence"]), "--steps", str(args.steps), "--seed", str(args.seed),
                                    "--output", measured_file]
                                   + (["--gradient-checkpointing"] if cell["gradient_checkpointing"] else []),
-                                  capture_output=True, text=True)
+                                  capture_output=True, text=True, env=env)
+
+        python = run_reference()
+        iteragpu = run_iteragpu()
         entry = dict(cell=spec)
         if python.returncode != 0 or iteragpu.returncode != 0:
             entry["error"] = (python.stderr.strip().splitlines() or ["?"])[-1] if python.returncode else \
@@ -125,6 +174,9 @@ def main():
                     entry["python"]["repeatable_steps"] = next(
                         (step for step, (a, b) in enumerate(zip(first, second)) if a != b), len(first))
             problems = compare(entry["python"], entry["iteragpu"])
+            if args.kernel_trace and spec in kernel_cells:
+                entry["kernel_trace"], trace_problems = trace_kernels(args, spec, run_reference, run_iteragpu)
+                problems += trace_problems
         entry["differences"] = problems
         summary["cells"].append(entry)
         failed = failed or bool(problems)
@@ -138,8 +190,12 @@ def main():
             losses += (f" up to step {repeatable} (the Python loop run twice differs from itself from step "
                        f"{repeatable + 1}: {entry['python']['losses']} then {entry['python_again_losses']}; "
                        f"iteragpu {entry['iteragpu']['losses']})")
+        trace = entry.get("kernel_trace")
+        kernels = "" if trace is None else (
+            f", kernels {trace['kernels']:,} " + ("same in order" if trace["same"] else "DIFFER") +
+            f" (summed kernel GPU time {trace['kernel_time_ratio']:.3f}x the loop's)")
         print(f"{spec}: " + ("EQUAL" if not problems else "DIFFERENT") +
-              f" — {counters - unequal}/{counters} counters equal, losses {losses}", flush=True)
+              f" — {counters - unequal}/{counters} counters equal, losses {losses}{kernels}", flush=True)
         for problem in problems[:40]:
             print(f"  {problem}", flush=True)
     with open(args.summary, "w") as out:
