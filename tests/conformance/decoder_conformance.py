@@ -248,6 +248,16 @@ def read_kernel_trace(folder):
     return [(name, nanoseconds) for _, nanoseconds, name in sorted(kernels)]
 
 
+def traced_kernels(work_dir, name, kernel_trace, environment, run):
+    """run(folder, env) once under the CUPTI tracer (kernel_trace.c, the library KERNEL_TRACE),
+    its trace and files in WORK_DIR/trace-NAME: the kernels it ran (read_kernel_trace)."""
+    folder = os.path.join(work_dir, f"trace-{name}")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    run(folder, dict(environment, CUDA_INJECTION64_PATH=kernel_trace, KERNEL_TRACE_DIR=folder))
+    return read_kernel_trace(folder)
+
+
 def kernel_time_by_phase(kernels, new_tokens, sequences):
     """Summed kernel nanoseconds of the prefill forwards and of the decode forwards, or None
     where the run cannot be cut into its sequences × (new_tokens + 1) forwards. Every forward
@@ -318,12 +328,8 @@ def trace_cell(args, label, environment, run_peer, run_iteragpu):
     traces = {}
     try:
         for side, run in (("transformers", run_peer), ("iteragpu", run_iteragpu)):
-            folder = os.path.join(args.work_dir, f"trace-{label}-{side}")
-            shutil.rmtree(folder, ignore_errors=True)
-            os.makedirs(folder)
-            run(os.path.join(folder, "measurement.json"),
-                env=dict(environment, CUDA_INJECTION64_PATH=args.kernel_trace, KERNEL_TRACE_DIR=folder))
-            traces[side] = read_kernel_trace(folder)
+            traces[side] = traced_kernels(args.work_dir, f"{label}-{side}", args.kernel_trace, environment,
+                                          lambda folder, env: run(os.path.join(folder, "measurement.json"), env=env))
     except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
         return None, [f"kernel trace: {error}"]
     trace = compare_kernel_traces(traces["iteragpu"], traces["transformers"], args.new_tokens,

@@ -82,14 +82,13 @@ def trace_kernels(args, spec, run_reference, run_iteragpu):
     traces = {}
     try:
         for side, run in (("python", run_reference), ("iteragpu", run_iteragpu)):
-            folder = os.path.join(args.work_dir, f"trace-{spec.replace(':', '_')}-{side}")
-            shutil.rmtree(folder, ignore_errors=True)
-            os.makedirs(folder)
-            done = run(dict(os.environ, CUDA_INJECTION64_PATH=args.kernel_trace, KERNEL_TRACE_DIR=folder))
-            if done.returncode != 0:
-                raise RuntimeError(f"{side} exit {done.returncode} under the tracer: "
-                                   + (done.stderr.strip().splitlines() or ["?"])[-1])
-            traces[side] = decoder_conformance.read_kernel_trace(folder)
+            def run_checked(_, env, side=side, run=run):
+                done = run(env)
+                if done.returncode != 0:
+                    raise RuntimeError(f"{side} exit {done.returncode} under the tracer: "
+                                       + (done.stderr.strip().splitlines() or ["?"])[-1])
+            traces[side] = decoder_conformance.traced_kernels(args.work_dir, f"{spec.replace(':', '_')}-{side}",
+                                                              args.kernel_trace, os.environ, run_checked)
     except (RuntimeError, OSError) as error:
         return None, [f"kernel trace: {error}"]
     mine, peer = traces["iteragpu"], traces["python"]
