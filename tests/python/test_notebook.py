@@ -113,6 +113,15 @@ def test_notebook_runs_in_a_jupyter_kernel(tmp_path):
     assert any("text/html" in output.get("data", {}) for output in fit.outputs)
     assert "LlamaForCausalLM" in fit_text and "h200" in fit_text and "fits" in fit_text, fit_text
     assert "illustrative" in fit_text, fit_text
+    # A LoRA step of the same checkpoint predicted (never below the H100's measured peak reserved,
+    # 35,573,989,376 bytes, by its caveat at most 8 MiB above it) and which GPU holds it.
+    training = next(cell for cell in cells if "training_prediction = iteragpu.predict(" in cell.source)
+    training_text = outputs_text(training)
+    peak = int(training_text.split("fine-tuning step: ")[1].split(" bytes")[0].replace(",", ""))
+    assert 35_573_989_376 <= peak <= 35_573_989_376 + 8 * 2**20, training_text
+    assert any("text/html" in output.get("data", {}) for output in training.outputs)
+    training_fit = outputs_text(next(cell for cell in cells if "training_fit = iteragpu.packages(" in cell.source))
+    assert "LoRA r16" in training_fit and "fits" in training_fit and "illustrative" in training_fit, training_fit
     assert sorted(os.listdir(examples)) == before
     assert not os.listdir(tmp_path)
 
