@@ -197,8 +197,9 @@ def main():
               f" — {counters - unequal}/{counters} counters equal, losses {losses}{kernels}", flush=True)
         for problem in problems[:40]:
             print(f"  {problem}", flush=True)
-    with open(args.summary, "w") as out:
-        json.dump(summary, out, indent=1)
+        # Written after every cell: a run stopped part-way keeps the cells it finished.
+        with open(args.summary, "w") as out:
+            json.dump(summary, out, indent=1)
     return 1 if failed else 0
 
 
