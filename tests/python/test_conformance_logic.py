@@ -332,6 +332,44 @@ def test_real_ncu_csv_of_the_decoder_kernel_cell(tmp_path):
     assert ratio == pytest.approx(0.998, abs=0.0005)
 
 
+def test_training_kernel_trace_compares_names_in_order_and_summed_time(tmp_path):
+    """training_conformance.py's traced pair: each side runs once with the tracer's variables
+    set (here a stand-in writes the trace file kernel_trace.c would), and the verdict names the
+    first kernel that differs and a summed kernel time outside ±3 %; a side that fails under the
+    tracer is a problem, not a comparison."""
+    import types
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    try:
+        import training_conformance
+    finally:
+        sys.path.remove(os.path.dirname(SCRIPT))
+
+    def side(kernels, status=0):
+        def run(env):
+            assert env["CUDA_INJECTION64_PATH"] == "/tracer.so"
+            with open(os.path.join(env["KERNEL_TRACE_DIR"], "kernels-1.csv"), "w") as trace:
+                for start, (name, nanoseconds) in enumerate(kernels):
+                    trace.write(f"{start * 1000},{start * 1000 + nanoseconds},{name}\n")
+            return subprocess.CompletedProcess([], status, "", "out of memory\n")
+        return run
+
+    args = types.SimpleNamespace(work_dir=str(tmp_path), kernel_trace="/tracer.so")
+    same, problems = training_conformance.trace_kernels(
+        args, "llama-2-layers:bfloat16:full:1:128", side([("gemm", 1000), ("adamw", 200)]),
+        side([("gemm", 1010), ("adamw", 200)]))
+    assert problems == [] and same["same"] and same["kernels"] == 2
+    assert same["kernel_time_ratio"] == pytest.approx(1210 / 1200)
+    differ, problems = training_conformance.trace_kernels(
+        args, "llama-2-layers:bfloat16:full:1:128", side([("gemm", 1000), ("adamw", 200)]),
+        side([("gemm", 1000), ("copy", 400)]))
+    assert not differ["same"] and differ["first_difference"] == 1
+    assert problems[0] == "kernels: iteragpu 2, Python 2, 1 names differ, the first at 1"
+    assert problems[-1] == "summed kernel GPU time 1.167x the Python loop's"
+    failed, problems = training_conformance.trace_kernels(
+        args, "llama-2-layers:bfloat16:full:1:128", side([("gemm", 1)]), side([("gemm", 1)], status=3))
+    assert failed is None and problems == ["kernel trace: iteragpu exit 3 under the tracer: out of memory"]
+
+
 def test_decode_anatomy_first_difference_names_the_call_whose_input_was_still_equal():
     """decode_step_anatomy.py's verdict on two fingerprinted runs: the first step and module
     call whose output differs, and whether its input was still equal (then that module is what
