@@ -413,7 +413,7 @@ Tensor DecoderModel::hidden_states(const Tensor& input_ids) {
   Tensor position_ids =
       at::arange(inputs_embeds.size(1), at::TensorOptions().dtype(at::kLong).device(device_)) + past_seen;
   position_ids = position_ids.unsqueeze(0);
-  if (gradient_checkpointing_) check_single_sequences(position_ids);
+  if (gradient_checkpointing_) check_single_sequences(position_ids, inputs_embeds.size(0));
   auto [cos, sin] = rotary(position_ids);
   Tensor hidden = inputs_embeds;
   for (DecoderLayer& layer : layers_) {
@@ -442,8 +442,13 @@ void DecoderModel::enable_gradient_checkpointing() {
 
 // create_causal_mask without a cache: masking_utils.find_packed_sequence_indices, whose every
 // op allocates on the device. Each row of the token ids is one sequence, so the mask stays
-// None (SDPA's is_causal).
-void DecoderModel::check_single_sequences(const Tensor& position_ids) const {
+// None (SDPA's is_causal). The [1, positions] ids are first expanded to the batch, as
+// _preprocess_mask_arguments does: with several rows every op then runs on a stride-0 view and
+// the cumsum takes the row-wise scan instead of CUB's, other kernels and other blocks.
+void DecoderModel::check_single_sequences(const Tensor& unsqueezed_position_ids, int64_t batch) const {
+  const Tensor position_ids = unsqueezed_position_ids.size(0) == batch
+                                  ? unsqueezed_position_ids
+                                  : unsqueezed_position_ids.expand({batch, -1});
   Tensor first_dummy_value = position_ids.slice(1, 0, 1) - 1;
   Tensor position_diff = at::diff(position_ids, 1, -1, first_dummy_value);
   Tensor packed_sequence_mask = position_diff.ne(1).cumsum(-1);

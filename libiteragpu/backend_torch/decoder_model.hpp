@@ -108,7 +108,7 @@ class DecoderModel {
   at::Tensor mlp(const at::Tensor& input, const DecoderLayer& layer) const;
   at::Tensor decoder_layer(const at::Tensor& input, DecoderLayer& layer, const at::Tensor& cos, const at::Tensor& sin,
                            bool prefill);
-  void check_single_sequences(const at::Tensor& position_ids) const;
+  void check_single_sequences(const at::Tensor& unsqueezed_position_ids, int64_t batch) const;
 
   const DecoderArchitecture& a_;
   const std::vector<DecoderTensor>& tensors_;  // in load order

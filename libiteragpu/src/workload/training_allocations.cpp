@@ -679,31 +679,32 @@ class TrainingSteps final : public StepAllocations {
     return rms_norm(hidden_state, norm_, rows_, hidden);
   }
 
-  // create_causal_mask without a cache: find_packed_sequence_indices on the [1, positions]
-  // position ids (DecoderModel::check_single_sequences): the first value minus one (int64),
-  // diff with it prepended (a cat, then the difference), .ne(1) (bool) and its cumsum (int64:
-  // the result, the bool input cast, and the scan's temporary storage), then [:, -1] == 0 and
-  // .all() (one bool each), all freed on return.
+  // create_causal_mask without a cache: find_packed_sequence_indices on the position ids
+  // expanded to [batch, positions] (DecoderModel::check_single_sequences): the first value minus
+  // one (int64), diff with it prepended (a cat, then the difference), .ne(1) (bool) and its
+  // cumsum (int64: the result and the bool input cast; with one row CUB's scan also takes
+  // temporary storage, with several the row-wise scan none), then [:, -1] == 0 and .all() (one
+  // bool per row, one bool), all freed on return.
   void check_single_sequences() {
-    const Count positions = context_;
-    Tensor first_position_minus_one = fresh(kInt64);  // transformers names it first_dummy_value
+    const Count elements = rows_;  // batch x positions
+    Tensor first_position_minus_one = fresh(batch_ * kInt64);  // transformers names it first_dummy_value
     Tensor position_diff;
     {
-      Tensor joined = fresh((positions + Count(1)) * kInt64);
-      position_diff = fresh(positions * kInt64);
+      Tensor joined = fresh(batch_ * (context_ + Count(1)) * kInt64);
+      position_diff = fresh(elements * kInt64);
     }
     Tensor packed_sequence_mask;
     {
-      Tensor not_one = fresh(positions);
-      packed_sequence_mask = fresh(positions * kInt64);
-      Tensor cast = fresh(positions * kInt64);
+      Tensor not_one = fresh(elements);
+      packed_sequence_mask = fresh(elements * kInt64);
+      Tensor cast = fresh(elements * kInt64);
       // CUB's decoupled look-back storage: a status byte and two int64 values per tile, each
       // array padded by 32 tiles and aligned to 256 bytes, plus 255: 1,535 bytes up to 32 tiles,
       // as the H100 traces show it at 128 and 256 positions.
-      fresh(Count(kScanStorageBytes));
+      if (batch_.value() == 1) fresh(Count(kScanStorageBytes));
     }
     {
-      Tensor last_is_zero = fresh(1);
+      Tensor last_is_zero = fresh(batch_);
       Tensor all = fresh(1);
     }
   }
