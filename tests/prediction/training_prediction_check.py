@@ -39,12 +39,15 @@ RECORDED = os.path.join(HERE, "..", "conformance", "recorded")
 RECORDS = [os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06.json"),
            os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-d17b743.json"),
            os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-fe5b426.json"),
-           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-bb09e19.json")]
+           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-bb09e19.json"),
+           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-e584a97.json")]
 PEAKS = os.path.join(HERE, "..", "data", "training-predicted-peaks.json")
 # The Python loop's allocator traces: the two-layer cells, then Qwen2 LoRA with gradient
-# checkpointing (its projections' biases: the engine thread's cuBLASLt workspace).
+# checkpointing (its projections' biases: the engine thread's cuBLASLt workspace), then Qwen3
+# full fine-tuning at 6 x 1,024 with it (the position ids expanded to the batch).
 TRACES = [os.path.join(RECORDED, "training-traces-h100-2026-12-06.tar.gz"),
-          os.path.join(RECORDED, "training-traces-qwen2-gc-h100-2026-12-06.tar.gz")]
+          os.path.join(RECORDED, "training-traces-qwen2-gc-h100-2026-12-06.tar.gz"),
+          os.path.join(RECORDED, "training-traces-qwen3-6x1024-gc-h100-2026-12-07.tar.gz")]
 
 COUNTERS = (("allocated_bytes", "baseline", "allocated_baseline"), ("allocated_bytes", "end", "allocated_end"),
             ("reserved_bytes", "baseline", "reserved_baseline"), ("reserved_bytes", "end", "reserved_end"),
@@ -195,10 +198,84 @@ KNOWN = {
     ("llama-8b:bfloat16:lora:4:4096:gc", "optimizer-3", "reserved_baseline"): +2097152,
     ("llama-8b:bfloat16:lora:4:4096:gc", "optimizer-3", "reserved_end"): +2097152,
     ("llama-8b:bfloat16:lora:4:4096:gc", "optimizer-3", "peak_reserved"): +2097152,
+    # Qwen3-0.6B-like full fine-tuning at 6 and 7 x 1,024 (2026-12-07, the points of a sweep): the
+    # loop's trace of 6 x 1,024 makes the same requests in the same order as the model; CUDA put
+    # the segments as the downward layout does, the upward one takes one MLP activation's segment
+    # more (36 and 42 MiB), and the larger is kept.
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-1", "reserved_end"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-1", "peak_reserved"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-1", "reserved_baseline"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-1", "reserved_end"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-1", "peak_reserved"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-1", "reserved_baseline"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-1", "reserved_end"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-1", "peak_reserved"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-2", "reserved_baseline"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-2", "reserved_end"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-2", "peak_reserved"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-2", "reserved_baseline"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-2", "reserved_end"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-2", "peak_reserved"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-2", "reserved_baseline"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-2", "reserved_end"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-2", "peak_reserved"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-3", "reserved_baseline"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-3", "reserved_end"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-3", "peak_reserved"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-3", "reserved_baseline"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-3", "reserved_end"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-3", "peak_reserved"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-3", "reserved_baseline"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-3", "reserved_end"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-3", "peak_reserved"): +37748736,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "forward-1", "reserved_end"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "forward-1", "peak_reserved"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "backward-1", "reserved_baseline"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "backward-1", "reserved_end"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "backward-1", "peak_reserved"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "optimizer-1", "reserved_baseline"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "optimizer-1", "reserved_end"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "optimizer-1", "peak_reserved"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "forward-2", "reserved_baseline"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "forward-2", "reserved_end"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "forward-2", "peak_reserved"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "backward-2", "reserved_baseline"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "backward-2", "reserved_end"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "backward-2", "peak_reserved"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "optimizer-2", "reserved_baseline"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "optimizer-2", "reserved_end"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "optimizer-2", "peak_reserved"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "forward-3", "reserved_baseline"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "forward-3", "reserved_end"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "forward-3", "peak_reserved"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "backward-3", "reserved_baseline"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "backward-3", "reserved_end"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "backward-3", "peak_reserved"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "optimizer-3", "reserved_baseline"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "optimizer-3", "reserved_end"): +44040192,
+    ("qwen3-0.6b:bfloat16:full:7:1024:gc", "optimizer-3", "peak_reserved"): +44040192,
     # The Python loop's own trace of that cell: the same requests and frees in the same order.
     ("loop llama-2-layers:bfloat16:lora:1:128:gc", "backward-1", "reserved_end"): +2097152,
     ("loop llama-2-layers:bfloat16:lora:1:128:gc", "backward-1", "peak_reserved"): +2097152,
     ("loop llama-2-layers:bfloat16:lora:1:128:gc", "optimizer-1", "reserved_baseline"): +2097152,
+    # The loop's own trace of Qwen3-0.6B-like 6 x 1,024 (two steps): the same.
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-1", "reserved_end"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-1", "peak_reserved"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-1", "reserved_baseline"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-1", "reserved_end"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-1", "peak_reserved"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-1", "reserved_baseline"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-1", "reserved_end"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-1", "peak_reserved"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-2", "reserved_baseline"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-2", "reserved_end"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "forward-2", "peak_reserved"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-2", "reserved_baseline"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-2", "reserved_end"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "backward-2", "peak_reserved"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-2", "reserved_baseline"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-2", "reserved_end"): +37748736,
+    ("loop qwen3-0.6b:bfloat16:full:6:1024:gc", "optimizer-2", "peak_reserved"): +37748736,
 }
 
 

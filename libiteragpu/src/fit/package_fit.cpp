@@ -39,9 +39,9 @@ const std::vector<std::string> kGpuMemoryHeader = {"gpu", "compute_capability", 
 constexpr std::uint64_t kPublishedTotalMargin = std::uint64_t{256} << 20;
 constexpr std::uint64_t kAllowanceMarginPerMille = 20;
 // The headroom a verdict keeps where the needed bytes carry caveats that were each checked
-// against recorded measurements (PredictionCaveat::recorded_bound_bytes, 8 MiB at most so
-// far): over a hundred times that, since the recorded cells are few. Within it the answer is
-// "uncertain".
+// against recorded measurements (PredictionCaveat::recorded_bound_bytes: 8 MiB in the small
+// cells, one MLP activation's segment for training): 1 GiB, since the recorded cells are few,
+// or the bound itself where it is larger. Within it the answer is "uncertain".
 constexpr std::uint64_t kRecordedCaveatMargin = std::uint64_t{1} << 30;
 // Figures in the table stay below this, so that needed bytes and headroom are exact in 64 bits.
 constexpr std::uint64_t kMaxTableBytes = std::uint64_t{1} << 62;
@@ -174,7 +174,7 @@ PredictedPeak peak_reserved(const MemoryPrediction& prediction) {
 
 // The verdict and its reason (PackageFit::Verdict): "fits" only on figures that all hold on
 // the real card. A need whose caveats each moved it by a few MiB at most in the recorded cells
-// (`recorded_bound`) is judged as exact with kRecordedCaveatMargin kept either way.
+// (`recorded_bound`) is judged as exact with kRecordedCaveatMargin (or the bound, if larger) kept either way.
 void judge(PackageFit& fit, std::uint64_t recorded_bound) {
   const GpuMemory& memory = fit.memory;
   const bool exact_need = fit.required_unchecked.empty();
@@ -185,18 +185,19 @@ void judge(PackageFit& fit, std::uint64_t recorded_bound) {
                                      " here (a caveat below)";
   const std::string recorded_caveats = "the caveats below moved the needed bytes by at most " +
                                        memory_size(recorded_bound) + " in the recorded cells";
+  const std::uint64_t recorded_margin = std::max(kRecordedCaveatMargin, recorded_bound);
   if (fit.headroom_bytes < 0) {
     const std::string short_by = "short by " + bytes_and_size(-fit.headroom_bytes);
     if (exact_need || need_is_lower_bound) {
       fit.verdict = PackageFit::Verdict::kDoesNotFit;
       fit.reason = short_by + (memory.memory_is_runtime_total() ? "" : " even of the nominal size, more than the runtime reports");
-    } else if (recorded_need && static_cast<std::uint64_t>(-fit.headroom_bytes) >= kRecordedCaveatMargin) {
+    } else if (recorded_need && static_cast<std::uint64_t>(-fit.headroom_bytes) >= recorded_margin) {
       fit.verdict = PackageFit::Verdict::kDoesNotFit;
-      fit.reason = short_by + ", more than the " + memory_size(kRecordedCaveatMargin) + " kept because " +
+      fit.reason = short_by + ", more than the " + memory_size(recorded_margin) + " kept because " +
                    recorded_caveats;
     } else {
       fit.verdict = PackageFit::Verdict::kUncertain;
-      fit.reason = short_by + ", but " + (recorded_need ? recorded_caveats + " (" + memory_size(kRecordedCaveatMargin) +
+      fit.reason = short_by + ", but " + (recorded_need ? recorded_caveats + " (" + memory_size(recorded_margin) +
                                                               " is kept)"
                                                         : unchecked_need);
     }
@@ -212,7 +213,7 @@ void judge(PackageFit& fit, std::uint64_t recorded_bound) {
     const bool allowance = !memory.outside_allocator_measured();
     const std::uint64_t margin = std::max({published ? kPublishedTotalMargin : 0,
                                            allowance ? memory.memory_bytes / 1000 * kAllowanceMarginPerMille : 0,
-                                           recorded_need ? kRecordedCaveatMargin : 0});
+                                           recorded_need ? recorded_margin : 0});
     std::string figures = published ? "a published runtime total (drivers differ by up to ~115 MiB)"
                                     : "the runtime total measured";
     figures += allowance ? " and an allowance for the footprint outside the allocator" : ", the footprint too";

@@ -707,6 +707,10 @@ class TrainingSteps final : public StepAllocations {
       Tensor last_is_zero = fresh(batch_);
       Tensor all = fresh(1);
     }
+    // Returning, Python clears the frame's locals in the order they were first assigned.
+    first_position_minus_one = Tensor();
+    position_diff = Tensor();
+    packed_sequence_mask = Tensor();
   }
 
   // GradientCheckpointingLayer: the layer under the checkpoint, which keeps its input and the
