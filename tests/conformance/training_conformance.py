@@ -6,9 +6,10 @@ the checkpoint (random weights at a real shape), runs the loop in Python
 (training_reference.py, a fresh process) and `iteragpu measure --train` (a fresh process,
 its measurement file read back), and compares: every counter of every row, the rows' names,
 each step's loss, the parameter counts. Losses are compared as far as the loop repeats itself:
-where they differ, the Python loop runs a second time, and from the first step at which its
-two runs differ (a kernel not deterministic run to run, which AdamW's first step amplifies
-into ±lr) the losses cannot be equalled and are reported, not counted. Prints one line per
+where they differ, the Python loop runs again (up to --reference-repeats times, since two runs
+may agree by chance), and from the first step at which a run differs from the first (a kernel
+not deterministic run to run, which AdamW's first step amplifies into ±lr) the losses cannot be
+equalled and are reported, not counted. Prints one line per
 cell and each difference; writes both sides and the verdicts as JSON. Exit status 1 when any
 cell differs.
 
@@ -19,7 +20,7 @@ loop's event time also counts the gaps in which its GPU waits for Python to laun
 kernel; the kernels' own time does not).
 
 Usage: training_conformance.py --cli BIN --work-dir DIR --summary FILE [--keep DIR] [--cells SPEC ...]
-                               [--kernel-trace LIB [--kernel-cells SPEC ...]]
+                               [--kernel-trace LIB [--kernel-cells SPEC ...]] [--reference-repeats N]
   --keep DIR: keep each cell's `measure --train` file there, named after the cell (a measured
   training rate for `packages --train --measurement`)
 """
@@ -30,6 +31,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decoder_conformance  # noqa: E402
@@ -109,6 +111,23 @@ def trace_kernels(args, spec, run_reference, run_iteragpu):
     return trace, problems
 
 
+
+def repeatable_steps(first, run_reference, reference_file, repeats):
+    """How many of the loop's losses it repeats: the loop runs again, up to `repeats` times, until
+    one run differs from the first (atomics in a backward make later steps vary run to run, and
+    two runs may agree by chance). Returns (the steps before the first difference, that run's
+    losses), or (len(first), the last run's losses) when every run agreed; (None, None) when no
+    run finished."""
+    again = None
+    for _ in range(repeats):
+        if run_reference().returncode != 0:
+            break
+        again = json.load(open(reference_file))["losses"]
+        differing = next((step for step, (a, b) in enumerate(zip(first, again)) if a != b), None)
+        if differing is not None:
+            return differing, again
+    return (len(first), again) if again is not None else (None, None)
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", required=True)
@@ -120,9 +139,15 @@ def main():
     parser.add_argument("--keep")
     parser.add_argument("--kernel-trace")
     parser.add_argument("--kernel-cells", nargs="*")
+    parser.add_argument("--reference-repeats", type=int, default=3,
+                        help="where iteragpu's losses differ from the loop's: how many more runs of the loop, "
+                             "at most, look for a step where the loop differs from itself")
     args = parser.parse_args()
     kernel_cells = set(args.kernel_cells if args.kernel_cells is not None else args.cells[:1])
-    summary = dict(steps=args.steps, seed=args.seed, cells=[])
+    # What training_side_by_side.py names the record by (a record's machine is added by hand).
+    summary = dict(steps=args.steps, seed=args.seed, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                   driver=f"iteragpu measure --model DIR --train (the CLI, {args.cli}) against training_reference.py's "
+                          "loop", cells=[])
     failed = False
     for spec in args.cells:
         cell = training_reference.parse_cell(spec)
@@ -165,13 +190,11 @@ def main():
                 os.makedirs(args.keep, exist_ok=True)
                 shutil.copyfile(measured_file, os.path.join(args.keep, spec.replace(":", "_") + ".json"))
             if entry["python"]["losses"] != entry["iteragpu"]["losses"]:
-                again = run_reference()
-                if again.returncode == 0:
-                    second = json.load(open(reference_file))["losses"]
-                    first = entry["python"]["losses"]
-                    entry["python_again_losses"] = second
-                    entry["python"]["repeatable_steps"] = next(
-                        (step for step, (a, b) in enumerate(zip(first, second)) if a != b), len(first))
+                repeatable, again = repeatable_steps(entry["python"]["losses"], run_reference, reference_file,
+                                                     args.reference_repeats)
+                if again is not None:
+                    entry["python_again_losses"] = again
+                    entry["python"]["repeatable_steps"] = repeatable
             problems = compare(entry["python"], entry["iteragpu"])
             if args.kernel_trace and spec in kernel_cells:
                 entry["kernel_trace"], trace_problems = trace_kernels(args, spec, run_reference, run_iteragpu)
@@ -186,7 +209,7 @@ def main():
         repeatable = entry.get("python", {}).get("repeatable_steps")
         losses = "differ" if any(p.startswith("losses") for p in problems) else "equal"
         if repeatable is not None and repeatable < len(entry["python"]["losses"]):
-            losses += (f" up to step {repeatable} (the Python loop run twice differs from itself from step "
+            losses += (f" up to step {repeatable} (the Python loop run again differs from itself from step "
                        f"{repeatable + 1}: {entry['python']['losses']} then {entry['python_again_losses']}; "
                        f"iteragpu {entry['iteragpu']['losses']})")
         trace = entry.get("kernel_trace")

@@ -18,7 +18,7 @@ goes beyond the weights, gradients and optimizer states.
 Standard library only; no GPU. docs/training.md holds the output verbatim between its marker
 comments, and tests/python/test_training_side_by_side.py keeps the two equal.
 
-Usage: training_side_by_side.py [--gap] [FILE ...]   (default: the recorded files of 2026-12-06)
+Usage: training_side_by_side.py [--gap] [FILE ...]   (default: the recorded files of 2026-12-06 and 07)
 """
 
 import argparse
@@ -40,6 +40,9 @@ DEFAULT_FILES = [
     os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06.json"),
     os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-d17b743.json"),
     os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-fe5b426.json"),
+    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-bb09e19.json"),
+    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-e584a97.json"),
+    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-91c043d.json"),
 ]
 # training_reference.py's --lora-rank default; training_conformance.py runs the loop and the
 # tool with their defaults, so its summaries do not record the rank. The parameter check

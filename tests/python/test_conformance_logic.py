@@ -370,6 +370,42 @@ def test_training_kernel_trace_compares_names_in_order_and_summed_time(tmp_path)
     assert failed is None and problems == ["kernel trace: iteragpu exit 3 under the tracer: out of memory"]
 
 
+def test_training_losses_count_only_as_far_as_a_rerun_of_the_loop_repeats_them(tmp_path):
+    """The loop runs again until one run differs from the first (two may agree by chance): the
+    losses count up to that step; when every rerun agrees they all count; a rerun that fails
+    stops the search."""
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    try:
+        import training_conformance
+    finally:
+        sys.path.remove(os.path.dirname(SCRIPT))
+    reference_file = str(tmp_path / "reference.json")
+
+    def loop(*runs):
+        pending = list(runs)
+        calls = []
+
+        def run():
+            losses = pending.pop(0)
+            calls.append(losses)
+            if losses is None:
+                return subprocess.CompletedProcess([], 1, "", "out of memory")
+            with open(reference_file, "w") as out:
+                json.dump({"losses": losses}, out)
+            return subprocess.CompletedProcess([], 0, "", "")
+        return run, calls
+
+    first = [12.0, 11.5, 10.7]
+    run, calls = loop([12.0, 11.5, 10.7], [12.0, 11.6, 10.7], [12.0, 11.5, 10.7])
+    assert training_conformance.repeatable_steps(first, run, reference_file, 3) == (1, [12.0, 11.6, 10.7])
+    assert len(calls) == 2  # stops at the first run that differs
+    run, calls = loop([12.0, 11.5, 10.7], [12.0, 11.5, 10.7])
+    assert training_conformance.repeatable_steps(first, run, reference_file, 2) == (3, [12.0, 11.5, 10.7])
+    run, calls = loop(None, [12.0, 11.6, 10.7])
+    assert training_conformance.repeatable_steps(first, run, reference_file, 2) == (None, None)
+    assert len(calls) == 1
+
+
 def test_decode_anatomy_first_difference_names_the_call_whose_input_was_still_equal():
     """decode_step_anatomy.py's verdict on two fingerprinted runs: the first step and module
     call whose output differs, and whether its input was still equal (then that module is what

@@ -131,7 +131,7 @@ class TrainingWorkload final : public CheckpointWorkload {
     caveats.push_back({"which cached block a request reuses, and so the reserved bytes and the bytes of a block handed "
                        "out unsplit, depends on where CUDA put each segment, which the model cannot know: it lays "
                        "them out each above the previous and each below, and predicts, counter by counter, the "
-                       "larger; against the 19 recorded H100 cells it is never below the measurement and at most "
+                       "larger; against the 21 recorded H100 cells it is never below the measurement and at most "
                        "one MLP activation's segment (batch x positions x intermediate size, rounded to 2 MiB; 8 MiB "
                        "in the smaller cells) above it, from the first forward on",
                        PredictionCaveat::Reach::kForwardAllocations, /*lower_bound=*/false,
