@@ -48,7 +48,7 @@ def test_command_line_prints_the_same_table():
 def test_one_row_per_cell_preferring_the_h100_reference():
     cells = side_by_side.unique_cells(side_by_side.read_records(side_by_side.DEFAULT_FILES))
     specs = [cell["spec"] for cell in cells]
-    assert len(specs) == len(set(specs)) == 14
+    assert len(specs) == len(set(specs)) == 21
     by_spec = {cell["spec"]: cell for cell in cells}
     llama = by_spec["llama-1b:bfloat16:full:1:512"]  # the reference (twice), the H200 and the CLI's H100 files
     assert llama["file"] == REFERENCE and llama["tool_runs"] == [("H100", True), ("H200", True)]
@@ -64,6 +64,10 @@ def test_one_row_per_cell_preferring_the_h100_reference():
     # The two-layer LoRA step with it: one 2 MiB segment fewer, then equal once the embedding's
     # output required grad as transformers makes it.
     assert by_spec["llama-2-layers:bfloat16:lora:1:128:gc"]["tool_runs"] == [("H100", False), ("H100", True)]
+    # The 2026-12-07 cells up to 8 x 4,096, each run once by the command, equal to the loop.
+    assert by_spec["qwen2-1.5b:bfloat16:lora:8:4096:gc"]["tool_runs"] == [("H100", True)]
+    # Measured again after the packed-sequence check took the batch: both H100 runs equal, one entry.
+    assert by_spec["qwen3-0.6b:bfloat16:full:2:1024:gc"]["tool_runs"] == [("H100", True)]
     # iteragpu's prediction: every cell, gradient checkpointing included.
     for cell, row in zip(cells, side_by_side.side_by_side_rows(cells)):
         assert row[9] != "not yet", row
