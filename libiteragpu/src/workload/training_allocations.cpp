@@ -896,8 +896,9 @@ std::vector<std::string> training_allocation_rules() {
       "and the KV cache are freed.",
       "gradient checkpointing: the embedding's output requires grad (enable_input_require_grads: a frozen table's "
       "is a leaf, its gradient kept until the graph goes); no KV cache, so the values' gradient needs no copy back; "
-      "find_packed_sequence_indices' small temporaries on the position ids; each decoder layer's forward keeps its "
-      "input (and the call's cos, sin and position ids) and, for each tensor an op saves, only an empty holder; the "
+      "find_packed_sequence_indices' small temporaries on the position ids expanded to the batch; each decoder "
+      "layer's forward keeps its input (and the call's cos, sin and position ids) and, for each tensor an op saves, "
+      "only an empty holder; the "
       "backward's first node of the layer that saved one recomputes the layer from its input with autograd "
       "recording, on the engine's thread (its first bias-fused GEMM allocates that thread's cuBLASLt workspace), "
       "filling the holders and stopping at the last (before that op's output is allocated); each node takes its "
