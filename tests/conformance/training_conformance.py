@@ -7,7 +7,8 @@ the checkpoint (random weights at a real shape), runs the loop in Python
 its measurement file read back), and compares: every counter of every row, the rows' names,
 each step's loss, the parameter counts. Losses are compared as far as the loop repeats itself:
 where they differ, the Python loop runs again (up to --reference-repeats times, since two runs
-may agree by chance), and from the first step at which a run differs from the first (a kernel
+may agree by chance on a step where a third does not), and from the earliest step at which a
+run differs from the first (a kernel
 not deterministic run to run, which AdamW's first step amplifies into ±lr) the losses cannot be
 equalled and are reported, not counted. Prints one line per
 cell and each difference; writes both sides and the verdicts as JSON. Exit status 1 when any
@@ -112,21 +113,26 @@ def trace_kernels(args, spec, run_reference, run_iteragpu):
 
 
 
-def repeatable_steps(first, run_reference, reference_file, repeats):
-    """How many of the loop's losses it repeats: the loop runs again, up to `repeats` times, until
-    one run differs from the first (atomics in a backward make later steps vary run to run, and
-    two runs may agree by chance). Returns (the steps before the first difference, that run's
-    losses), or (len(first), the last run's losses) when every run agreed; (None, None) when no
-    run finished."""
-    again = None
+def repeatable_steps(first, measured, run_reference, reference_file, repeats):
+    """How many of the loop's losses it repeats, as far as iteragpu's `measured` losses need: the
+    loop runs again, up to `repeats` times, until a run differs from the first at or before the
+    first step where `measured` does (atomics in a backward make later steps vary run to run, and
+    two runs may agree by chance on a step where a third does not). Returns (the earliest step at
+    which a run differed, that run's losses), or (len(first), the last run's losses) when every
+    run agreed; (None, None) when no run finished."""
+    needed = next((step for step, (a, b) in enumerate(zip(first, measured)) if a != b), len(first))
+    earliest, shown = len(first), None
     for _ in range(repeats):
         if run_reference().returncode != 0:
             break
         again = json.load(open(reference_file))["losses"]
-        differing = next((step for step, (a, b) in enumerate(zip(first, again)) if a != b), None)
-        if differing is not None:
-            return differing, again
-    return (len(first), again) if again is not None else (None, None)
+        differing = next((step for step, (a, b) in enumerate(zip(first, again)) if a != b), len(first))
+        if shown is None or differing < earliest:
+            earliest, shown = differing, again
+        if earliest <= needed:
+            break
+    return (earliest, shown) if shown is not None else (None, None)
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -190,8 +196,8 @@ def main():
                 os.makedirs(args.keep, exist_ok=True)
                 shutil.copyfile(measured_file, os.path.join(args.keep, spec.replace(":", "_") + ".json"))
             if entry["python"]["losses"] != entry["iteragpu"]["losses"]:
-                repeatable, again = repeatable_steps(entry["python"]["losses"], run_reference, reference_file,
-                                                     args.reference_repeats)
+                repeatable, again = repeatable_steps(entry["python"]["losses"], entry["iteragpu"]["losses"],
+                                                     run_reference, reference_file, args.reference_repeats)
                 if again is not None:
                     entry["python_again_losses"] = again
                     entry["python"]["repeatable_steps"] = repeatable

@@ -43,6 +43,7 @@ DEFAULT_FILES = [
     os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-bb09e19.json"),
     os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-e584a97.json"),
     os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-91c043d.json"),
+    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-09ffe91.json"),
 ]
 # training_reference.py's --lora-rank default; training_conformance.py runs the loop and the
 # tool with their defaults, so its summaries do not record the rank. The parameter check
@@ -324,7 +325,9 @@ def records_legend(paths):
                         + ", cell by cell (training_conformance.py)" if conformance
                         else "the Python loop (training_reference.py)")
                      + f", {', '.join(gpus)}; torch {versions.get('torch')}, transformers "
-                       f"{versions.get('transformers')}, PEFT {', '.join(peft) or '—'}, CUDA {versions.get('cuda')}.")
+                       f"{versions.get('transformers')}, "
+                     + (f"PEFT {', '.join(peft)}" if peft else "no PEFT (full fine-tuning only)")
+                     + f", CUDA {versions.get('cuda')}.")
     return "\n".join(lines)
 
 

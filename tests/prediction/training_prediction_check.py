@@ -41,7 +41,8 @@ RECORDS = [os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06.json
            os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-fe5b426.json"),
            os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-bb09e19.json"),
            os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-e584a97.json"),
-           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-91c043d.json")]
+           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-91c043d.json"),
+           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-09ffe91.json")]
 PEAKS = os.path.join(HERE, "..", "data", "training-predicted-peaks.json")
 # The Python loop's allocator traces: the two-layer cells, then Qwen2 LoRA with gradient
 # checkpointing (its projections' biases: the engine thread's cuBLASLt workspace), then Qwen3

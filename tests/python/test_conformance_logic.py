@@ -371,9 +371,10 @@ def test_training_kernel_trace_compares_names_in_order_and_summed_time(tmp_path)
 
 
 def test_training_losses_count_only_as_far_as_a_rerun_of_the_loop_repeats_them(tmp_path):
-    """The loop runs again until one run differs from the first (two may agree by chance): the
-    losses count up to that step; when every rerun agrees they all count; a rerun that fails
-    stops the search."""
+    """The loop runs again until a run differs from the first at or before iteragpu's first
+    differing step (two runs may agree there by chance): the losses count up to the earliest
+    step any rerun differed at; when every rerun agrees they all count; a rerun that fails stops
+    the search."""
     sys.path.insert(0, os.path.dirname(SCRIPT))
     try:
         import training_conformance
@@ -396,13 +397,19 @@ def test_training_losses_count_only_as_far_as_a_rerun_of_the_loop_repeats_them(t
         return run, calls
 
     first = [12.0, 11.5, 10.7]
-    run, calls = loop([12.0, 11.5, 10.7], [12.0, 11.6, 10.7], [12.0, 11.5, 10.7])
-    assert training_conformance.repeatable_steps(first, run, reference_file, 3) == (1, [12.0, 11.6, 10.7])
-    assert len(calls) == 2  # stops at the first run that differs
+    measured = [12.0, 11.4, 10.6]  # differs from step 2 (index 1)
+    # The first rerun agrees up to step 3 only: not enough, so the loop runs again and differs at 2.
+    run, calls = loop([12.0, 11.5, 10.8], [12.0, 11.6, 10.7], [12.0, 11.5, 10.7])
+    assert training_conformance.repeatable_steps(first, measured, run, reference_file, 3) == (1, [12.0, 11.6, 10.7])
+    assert len(calls) == 2  # stops once a run differs at or before iteragpu's first difference
+    # Every rerun agrees up to step 3: losses count up to step 2, so iteragpu's difference counts.
+    run, calls = loop([12.0, 11.5, 10.8], [12.0, 11.5, 10.9], [12.0, 11.5, 10.7])
+    assert training_conformance.repeatable_steps(first, measured, run, reference_file, 3) == (2, [12.0, 11.5, 10.8])
+    assert len(calls) == 3
     run, calls = loop([12.0, 11.5, 10.7], [12.0, 11.5, 10.7])
-    assert training_conformance.repeatable_steps(first, run, reference_file, 2) == (3, [12.0, 11.5, 10.7])
+    assert training_conformance.repeatable_steps(first, measured, run, reference_file, 2) == (3, [12.0, 11.5, 10.7])
     run, calls = loop(None, [12.0, 11.6, 10.7])
-    assert training_conformance.repeatable_steps(first, run, reference_file, 2) == (None, None)
+    assert training_conformance.repeatable_steps(first, measured, run, reference_file, 2) == (None, None)
     assert len(calls) == 1
 
 
