@@ -8,11 +8,10 @@ its measurement file read back), and compares: every counter of every row, the r
 each step's loss, the parameter counts. Losses are compared as far as the loop repeats itself:
 where they differ, the Python loop runs again (up to --reference-repeats times, since two runs
 may agree by chance on a step where a third does not), and from the earliest step at which a
-run differs from the first (a kernel
-not deterministic run to run, which AdamW's first step amplifies into ±lr) the losses cannot be
-equalled and are reported, not counted. Prints one line per
-cell and each difference; writes both sides and the verdicts as JSON. Exit status 1 when any
-cell differs.
+run differs from the first (a kernel not deterministic run to run, which AdamW's first step
+amplifies into ±lr) the losses cannot be equalled and are reported, not counted. Prints one
+line per cell and each difference; writes both sides and the verdicts as JSON. Exit status 1
+when any cell differs.
 
 With --kernel-trace LIB (tests/conformance/kernel_trace.c built against CUPTI, as gpu-check builds
 it), the cells named by --kernel-cells (default: the first) run once more on each side under the
@@ -39,6 +38,18 @@ import decoder_conformance  # noqa: E402
 import training_reference  # noqa: E402
 
 COUNTERS = training_reference.COUNTERS
+# This script's runs kept as records (`iteragpu measure --train` beside the loop), oldest first:
+# where a cell was measured again after a change of the module, the latest counts. Read by the
+# prediction check (tests/prediction/training_prediction_check.py) and the side-by-side table.
+RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "recorded")
+COMMAND_RECORDS = [os.path.join(RECORDED, name) for name in (
+    "training-conformance-cli-h100-2026-12-06.json",
+    "training-conformance-cli-h100-2026-12-06-d17b743.json",
+    "training-conformance-cli-h100-2026-12-06-fe5b426.json",
+    "training-conformance-cli-h100-2026-12-07-bb09e19.json",
+    "training-conformance-cli-h100-2026-12-07-e584a97.json",
+    "training-conformance-cli-h100-2026-12-07-91c043d.json",
+    "training-conformance-cli-h100-2026-12-07-09ffe91.json")]
 DEFAULT_CELLS = ["llama-2-layers:bfloat16:full:1:128", "llama-2-layers:bfloat16:lora:1:128",
                  "llama-2-layers:bfloat16:full:1:128:gc", "llama-2-layers:bfloat16:lora:1:128:gc",
                  "llama-1b:bfloat16:full:1:512", "llama-1b:bfloat16:full:1:512:gc",
@@ -112,6 +123,10 @@ def trace_kernels(args, spec, run_reference, run_iteragpu):
     return trace, problems
 
 
+def first_difference(losses, others):
+    """The index of the first step whose losses differ; len(losses) when none does."""
+    return next((step for step, (a, b) in enumerate(zip(losses, others)) if a != b), len(losses))
+
 
 def repeatable_steps(first, measured, run_reference, reference_file, repeats):
     """How many of the loop's losses it repeats, as far as iteragpu's `measured` losses need: the
@@ -120,13 +135,13 @@ def repeatable_steps(first, measured, run_reference, reference_file, repeats):
     two runs may agree by chance on a step where a third does not). Returns (the earliest step at
     which a run differed, that run's losses), or (len(first), the last run's losses) when every
     run agreed; (None, None) when no run finished."""
-    needed = next((step for step, (a, b) in enumerate(zip(first, measured)) if a != b), len(first))
+    needed = first_difference(first, measured)
     earliest, shown = len(first), None
     for _ in range(repeats):
         if run_reference().returncode != 0:
             break
         again = json.load(open(reference_file))["losses"]
-        differing = next((step for step, (a, b) in enumerate(zip(first, again)) if a != b), len(first))
+        differing = first_difference(first, again)
         if shown is None or differing < earliest:
             earliest, shown = differing, again
         if earliest <= needed:

@@ -29,22 +29,15 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from decoder_conformance import SHAPES  # noqa: E402  (standard library only at import)
+from training_conformance import COMMAND_RECORDS, RECORDED  # noqa: E402
 from training_reference import COUNTERS, LORA_TARGETS, parse_cell  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
-RECORDED = os.path.join(HERE, "recorded")
 DEFAULT_FILES = [
     os.path.join(RECORDED, "training-reference-h100-2026-12-06.json"),
     os.path.join(RECORDED, "training-conformance-h100-2026-12-06.json"),
     os.path.join(RECORDED, "training-conformance-h200-2026-12-06.json"),
-    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06.json"),
-    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-d17b743.json"),
-    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-fe5b426.json"),
-    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-bb09e19.json"),
-    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-e584a97.json"),
-    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-91c043d.json"),
-    os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-09ffe91.json"),
-]
+] + COMMAND_RECORDS
 # training_reference.py's --lora-rank default; training_conformance.py runs the loop and the
 # tool with their defaults, so its summaries do not record the rank. The parameter check
 # below confirms it from the trainable count.

@@ -32,17 +32,13 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from checkpoint_prediction_check import write_checkpoint  # noqa: E402  (standard library only at import)
+sys.path.insert(0, os.path.join(HERE, "..", "conformance"))
+import training_conformance  # noqa: E402  (standard library only at import)
 
-RECORDED = os.path.join(HERE, "..", "conformance", "recorded")
-# The measurements, oldest first: a cell measured again in a later record (after a change of the
-# module) is checked against the latest.
-RECORDS = [os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06.json"),
-           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-d17b743.json"),
-           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-06-fe5b426.json"),
-           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-bb09e19.json"),
-           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-e584a97.json"),
-           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-91c043d.json"),
-           os.path.join(RECORDED, "training-conformance-cli-h100-2026-12-07-09ffe91.json")]
+RECORDED = training_conformance.RECORDED
+# The measurements (a cell measured again after a change of the module is checked against the
+# latest).
+RECORDS = training_conformance.COMMAND_RECORDS
 PEAKS = os.path.join(HERE, "..", "data", "training-predicted-peaks.json")
 # The Python loop's allocator traces: the two-layer cells, then Qwen2 LoRA with gradient
 # checkpointing (its projections' biases: the engine thread's cuBLASLt workspace), then Qwen3

@@ -687,7 +687,7 @@ class TrainingSteps final : public StepAllocations {
   // bool per row, one bool), all freed on return.
   void check_single_sequences() {
     const Count elements = rows_;  // batch x positions
-    Tensor first_position_minus_one = fresh(batch_ * kInt64);  // transformers names it first_dummy_value
+    Tensor first_dummy_value = fresh(batch_ * kInt64);  // the first position minus one, per row
     Tensor position_diff;
     {
       Tensor joined = fresh(batch_ * (context_ + Count(1)) * kInt64);
@@ -708,7 +708,7 @@ class TrainingSteps final : public StepAllocations {
       Tensor all = fresh(1);
     }
     // Returning, Python clears the frame's locals in the order they were first assigned.
-    first_position_minus_one = Tensor();
+    first_dummy_value = Tensor();
     position_diff = Tensor();
     packed_sequence_mask = Tensor();
   }
